@@ -1,0 +1,9 @@
+"""Shared pydantic base: unknown keys are errors, so a typo in a matrix never passes silently."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+
+class StrictModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
