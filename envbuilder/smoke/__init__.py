@@ -1,0 +1,1 @@
+"""The streaming benchmark: workload, client, metrics, thresholds, baseline, reports."""
