@@ -1,0 +1,204 @@
+"""Reads matrix YAML into a validated `Matrix`, with errors that name file, line and key.
+
+ruamel.yaml keeps the line of every key, so after `extends:` merges several files we still
+know which file and line each value came from; a pydantic error location is mapped back to
+that provenance. Nothing here raises anything but `BadInput` for bad files.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Union, get_args, get_origin
+
+from pydantic import BaseModel, ValidationError
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+from envbuilder.errors import BadInput
+from envbuilder.matrix.schema import Matrix
+
+Path_ = tuple[Union[str, int], ...]
+# Sections merged per key rather than deeply: a child's package entry replaces the parent's.
+REPLACE_PER_KEY = {("packages",), ("indexes",)}
+MAX_EXTENDS_DEPTH = 8
+
+
+@dataclass(frozen=True)
+class Origin:
+    file: Path
+    line: int  # 1-based
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+@dataclass
+class _Doc:
+    data: dict[str, Any]
+    origins: dict[Path_, Origin] = field(default_factory=dict)
+
+
+def _plain(node: Any, file: Path, path: Path_, origins: dict[Path_, Origin]) -> Any:
+    """Convert ruamel nodes to plain Python, recording each key's line."""
+    if isinstance(node, CommentedMap):
+        out = {}
+        for key, value in node.items():
+            line = node.lc.key(key)[0] + 1
+            sub = (*path, str(key))
+            origins[sub] = Origin(file, line)
+            out[str(key)] = _plain(value, file, sub, origins)
+        return out
+    if isinstance(node, CommentedSeq):
+        out_list = []
+        for i, value in enumerate(node):
+            origins[(*path, i)] = Origin(file, node.lc.item(i)[0] + 1)
+            out_list.append(_plain(value, file, (*path, i), origins))
+        return out_list
+    return node
+
+
+def _read_yaml(file: Path) -> _Doc:
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BadInput(f"{file}: no such matrix file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInput(f"{file}: cannot read: {exc}") from None
+    try:
+        node = YAML(typ="rt", pure=True).load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = f":{mark.line + 1}" if mark is not None else ""
+        raise BadInput(f"{file}{line}: invalid YAML: {exc.problem or exc.context}") from None
+    except (YAMLError, ValueError, TypeError, RecursionError) as exc:
+        raise BadInput(f"{file}: invalid YAML: {exc}") from None
+    if not isinstance(node, CommentedMap):
+        raise BadInput(f"{file}:1: a matrix must be a YAML mapping (schema, target, platform, packages, ...)")
+    origins: dict[Path_, Origin] = {(): Origin(file, 1)}
+    return _Doc(_plain(node, file, (), origins), origins)
+
+
+def _merge(base: _Doc, child: _Doc, path: Path_ = ()) -> None:
+    """Merge child into base in place: maps deep, lists and scalars replaced, `null` deletes."""
+    for key, value in child.data.items():
+        sub = (*path, key)
+        _drop_origins(base.origins, sub)
+        if value is None and path != ():
+            base.data.pop(key, None)
+        elif isinstance(value, dict) and isinstance(base.data.get(key), dict) and path not in REPLACE_PER_KEY:
+            _merge(_Doc(base.data[key], base.origins), _Doc(value, child.origins), sub)
+        else:
+            base.data[key] = value
+        base.origins.update({p: o for p, o in child.origins.items() if p[: len(sub)] == sub})
+
+
+def _drop_origins(origins: dict[Path_, Origin], prefix: Path_) -> None:
+    for p in [p for p in origins if p[: len(prefix)] == prefix and p != prefix]:
+        del origins[p]
+
+
+def _load_merged(file: Path, depth: int = 0) -> _Doc:
+    doc = _read_yaml(file)
+    parent = doc.data.get("extends")
+    if parent is None:
+        return doc
+    if not isinstance(parent, str):
+        raise BadInput(f"{doc.origins[('extends',)]}: key 'extends': must be a matrix file name")
+    if depth >= MAX_EXTENDS_DEPTH:
+        raise BadInput(f"{doc.origins[('extends',)]}: key 'extends': chain deeper than {MAX_EXTENDS_DEPTH} (a cycle?)")
+    base_file = (file.parent / parent).resolve()
+    if not base_file.suffix:
+        base_file = base_file.with_suffix(".yaml")
+    if not base_file.exists():
+        raise BadInput(f"{doc.origins[('extends',)]}: key 'extends': {parent!r} not found beside {file.name}")
+    merged = _load_merged(base_file, depth + 1)
+    _merge(merged, doc)
+    return merged
+
+
+def load_matrix(file: Path) -> tuple[Matrix, dict[Path_, Origin]]:
+    doc = _load_merged(Path(file))
+    try:
+        return Matrix.model_validate(doc.data), doc.origins
+    except ValidationError as exc:
+        raise BadInput(_explain(exc, doc.origins, Path(file))) from None
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise BadInput(f"{file}: {exc}") from None
+
+
+def matrix_digest(matrix: Matrix) -> str:
+    """Digest of the merged, validated matrix: comments and layout changes do not stale a lock."""
+    canonical = json.dumps(matrix.model_dump(mode="json", by_alias=True), sort_keys=True, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
+
+
+# --- error explanation -----------------------------------------------------------------------
+
+
+def _explain(exc: ValidationError, origins: dict[Path_, Origin], file: Path) -> str:
+    lines = []
+    for err in exc.errors():
+        loc = tuple(err["loc"])
+        origin = _nearest_origin(loc, origins) or Origin(file, 1)
+        key = ".".join(str(p) for p in loc) or "(top level)"
+        message = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            message = "unknown key" + _suggest(loc)
+        elif err["type"] == "missing":
+            message = "required key is missing"
+        lines.append(f"{origin}: key '{key}': {message}")
+    return "invalid matrix\n  " + "\n  ".join(lines)
+
+
+def _nearest_origin(loc: Path_, origins: dict[Path_, Origin]) -> Origin | None:
+    for n in range(len(loc), -1, -1):
+        if loc[:n] in origins:
+            return origins[loc[:n]]
+    return None
+
+
+def _suggest(loc: Path_) -> str:
+    valid = _fields_at(Matrix, loc[:-1])
+    close = difflib.get_close_matches(str(loc[-1]), valid, n=1, cutoff=0.6)
+    if close:
+        return f" (did you mean '{close[0]}'?)"
+    return f" (valid keys: {', '.join(sorted(valid))})" if valid else ""
+
+
+def _fields_at(model: Any, loc: Path_) -> list[str]:
+    """The keys accepted at a location, stepping through models, dicts and sequences."""
+    tp: Any = model
+    for part in loc:
+        tp = _step(tp, part)
+        if tp is None:
+            return []
+    found = _model_in(tp)
+    return list(_aliases(found)) if found is not None else []
+
+
+def _step(tp: Any, part: Any) -> Any:
+    origin = get_origin(tp)
+    if origin is dict:
+        return get_args(tp)[1]
+    if origin in (tuple, list):
+        return get_args(tp)[0]
+    model = _model_in(tp)
+    name = _aliases(model).get(part) if model is not None else None
+    return model.model_fields[name].annotation if name else None
+
+
+def _model_in(tp: Any) -> Any:
+    """The model class in `tp` or in `Optional[tp]`."""
+    for candidate in (tp, *get_args(tp)):
+        if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+            return candidate
+    return None
+
+
+def _aliases(model: type[BaseModel]) -> dict[str, str]:
+    return {(f.alias or name): name for name, f in model.model_fields.items()}

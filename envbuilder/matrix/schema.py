@@ -1,0 +1,212 @@
+"""The matrix contract (schema 1): what a target wants, as strict pydantic models.
+
+Every model forbids unknown keys so a typo (`overide: true`) is an error with a suggestion,
+not a silently ignored line. Field names follow design.md; where a section belongs to another
+module (serve, smoke profiles) that module owns the model and this one only places it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+from pydantic import Field, field_validator, model_validator
+
+from envbuilder.model import StrictModel
+
+ARCH_RE = re.compile(r"^sm_(\d+)([af]?)$")
+SHA_RE = re.compile(r"^[0-9a-f]{40}$")
+DIGEST_RE = re.compile(r"@sha256:[0-9a-f]{64}$")
+
+
+class Gpu(StrictModel):
+    name: str
+    arch: str
+    count: int = Field(ge=1)
+    memory_gib: float = Field(gt=0)
+
+    @field_validator("arch")
+    @classmethod
+    def _arch(cls, value: str) -> str:
+        if not ARCH_RE.match(value):
+            raise ValueError(f"GPU arch must look like sm_120 or sm_90a, not {value!r}")
+        return value
+
+
+class Driver(StrictModel):
+    min: str
+
+    @field_validator("min")
+    @classmethod
+    def _version(cls, value: str) -> str:
+        _parse_version(value)
+        return value
+
+
+class Hardware(StrictModel):
+    gpu: Gpu | None = None
+    driver: Driver | None = None
+
+
+class Platform(StrictModel):
+    """The *target* environment: markers and wheel tags come from here, never from the host."""
+
+    os: Literal["linux"] = "linux"
+    machine: Literal["x86_64", "aarch64"] = "x86_64"
+    libc: str = Field(pattern=r"^glibc_\d+\.\d+$")
+    python: str = Field(pattern=r"^3\.\d+$")
+
+    @property
+    def glibc(self) -> tuple[int, int]:
+        major, minor = self.libc.removeprefix("glibc_").split(".")
+        return int(major), int(minor)
+
+
+class Toolchain(StrictModel):
+    cuda: str | None = Field(default=None, pattern=r"^\d+\.\d+$")
+    base_image: str
+    runtime_image: str | None = None
+    apt: tuple[str, ...] = ()
+
+    @property
+    def base_image_pinned(self) -> bool:
+        return bool(DIGEST_RE.search(self.base_image))
+
+
+class Index(StrictModel):
+    """A named index. `pypi` with no url means the user's configured default index."""
+
+    url: str | None = None
+    url_env: str | None = None
+    default: bool = False
+
+
+class StaticMetadata(StrictModel):
+    """Metadata given in the matrix so resolving never has to build (uv's dependency-metadata)."""
+
+    requires_dist: tuple[str, ...] = ()
+    requires_python: str | None = None
+
+
+class Build(StrictModel):
+    from_: Literal["sdist", "wheel"] = Field(default="wheel", alias="from")
+    env: dict[str, str] = Field(default_factory=dict)
+    apt: tuple[str, ...] = ()
+    target: str | None = None
+
+
+class PackageSpec(StrictModel):
+    version: str = ""
+    index: str | None = None
+    override: bool = False
+    extras: tuple[str, ...] = ()
+    marker: str | None = None
+    build: Build | None = None
+    metadata: StaticMetadata | None = None
+    git: str | None = None
+    rev: str | None = None
+    subdirectory: str | None = None
+    prebuilt: str | None = None
+    note: str | None = None
+
+    @field_validator("version")
+    @classmethod
+    def _specifier(cls, value: str) -> str:
+        try:
+            SpecifierSet(value)
+        except InvalidSpecifier as exc:
+            raise ValueError(f"not a version specifier: {value!r} (e.g. '==2.9.1' or '>=5.2')") from exc
+        return value
+
+    @model_validator(mode="after")
+    def _git(self) -> "PackageSpec":
+        if self.git is not None:
+            if not self.rev or not SHA_RE.match(self.rev):
+                raise ValueError("a git source needs `rev:` as a full 40-hex commit SHA (a branch or tag moves)")
+            if self.metadata is None:
+                raise ValueError("a git source needs static `metadata:` (version and requires_dist) to resolve")
+        elif self.rev is not None or self.subdirectory is not None:
+            raise ValueError("`rev`/`subdirectory` only apply with `git:`")
+        return self
+
+    @property
+    def from_sdist(self) -> bool:
+        return self.build is not None and self.build.from_ == "sdist"
+
+
+class Validated(StrictModel):
+    date: str
+    result: str
+    by: str
+    lock: str | None = None
+
+
+class KnowledgeOverlay(StrictModel):
+    """Facts a matrix adds for its own target; merged over the shipped knowledge base."""
+
+    known_issues: tuple[dict, ...] = ()
+    binaries: tuple[dict, ...] = ()
+
+
+def _parse_version(value: str) -> Version:
+    try:
+        return Version(value)
+    except InvalidVersion as exc:
+        raise ValueError(f"not a version: {value!r}") from exc
+
+
+def _package_table(value: object) -> object:
+    return {"version": value} if isinstance(value, str) else value
+
+
+class Matrix(StrictModel):
+    """One target's matrix after `extends:` has been merged."""
+
+    schema_: Literal[1] = Field(alias="schema")
+    target: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    description: str = ""
+    extends: str | None = None
+    hardware: Hardware = Hardware()
+    platform: Platform
+    toolchain: Toolchain
+    indexes: dict[str, Index] = Field(default_factory=lambda: {"pypi": Index(default=True)})
+    packages: dict[str, PackageSpec]
+    knowledge: KnowledgeOverlay | None = None
+    serve: dict | None = None
+    smoke: dict | None = None
+    validated: tuple[Validated, ...] = ()
+
+    @field_validator("packages", mode="before")
+    @classmethod
+    def _tables(cls, value: object) -> object:
+        if isinstance(value, dict):
+            return {name: _package_table(spec) for name, spec in value.items()}
+        return value
+
+    @field_validator("packages")
+    @classmethod
+    def _names(cls, value: dict[str, PackageSpec]) -> dict[str, PackageSpec]:
+        seen: dict[str, str] = {}
+        for name in value:
+            key = canonicalize_name(name)
+            if key in seen:
+                raise ValueError(f"{name!r} and {seen[key]!r} name the same package")
+            seen[key] = name
+        return value
+
+    @model_validator(mode="after")
+    def _index_refs(self) -> "Matrix":
+        for name, spec in self.packages.items():
+            if spec.index is not None and spec.index not in self.indexes:
+                raise ValueError(f"package {name!r} names index {spec.index!r}, which `indexes:` does not define")
+        return self
+
+    def spec(self, name: str) -> PackageSpec | None:
+        key = canonicalize_name(name)
+        for pkg, spec in self.packages.items():
+            if canonicalize_name(pkg) == key:
+                return spec
+        return None
