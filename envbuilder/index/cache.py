@@ -1,0 +1,202 @@
+"""The on-disk cache: content-addressed, verified on read, atomic, shared between processes.
+
+Layout under the root (platformdirs' user cache dir, or ENVBUILDER_CACHE_DIR):
+
+    files/<sha[:2]>/<sha256>/<filename>   distribution files, by their sha256 (immutable)
+    metadata/<sha[:2]>/<sha256>           core metadata, by the sha256 of the file it describes
+    pages/<index-key>/<project>           project pages (normalised), by index URL and name
+    git/<url-key>.git                     bare repositories of git sources
+    locks/                                filelock files
+
+Files and metadata never change for a given hash, so they are kept forever. Every entry is
+checked on read (files against their name, the others against a digest sealed into the entry);
+a corrupt entry is deleted and reported as a miss, so the caller refetches it. Writes go to a
+temp file in the same directory and are renamed into place, so a reader (in this or another
+process) sees the old entry or the new one, never half of one; filelock serialises the fetch
+of one entry between processes, so two concurrent runs do not download the same wheel twice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import platformdirs
+from filelock import FileLock
+
+CACHE_ENV = "ENVBUILDER_CACHE_DIR"
+_MAGIC = b"envbuilder-cache-1"
+
+
+def default_cache_dir() -> Path:
+    override = os.environ.get(CACHE_ENV, "").strip()
+    return Path(override) if override else Path(platformdirs.user_cache_dir("envbuilder"))
+
+
+def key_of(text: str) -> str:
+    """A short, filesystem-safe key for URLs (no host ends up in a path)."""
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def seal(payload: bytes, meta: dict[str, object]) -> bytes:
+    """Prefix `payload` with a header that holds its sha256, so corruption is detectable."""
+    header = json.dumps({"sha256": hashlib.sha256(payload).hexdigest(), **meta}, sort_keys=True)
+    return _MAGIC + b" " + header.encode() + b"\n" + payload
+
+
+def unseal(blob: bytes) -> tuple[bytes, dict[str, object]] | None:
+    """The payload and header of a sealed blob, or None if it is damaged in any way."""
+    head, sep, payload = blob.partition(b"\n")
+    magic, _, header_text = head.partition(b" ")
+    if not sep or magic != _MAGIC:
+        return None
+    try:
+        header = json.loads(header_text)
+    except ValueError:
+        return None
+    if not isinstance(header, dict) or header.get("sha256") != hashlib.sha256(payload).hexdigest():
+        return None
+    return payload, header
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class CachedPage:
+    body: bytes  # normalised JSON list of FileInfo (see envbuilder.index.simple.files_to_json)
+    fetched_at: float
+
+    def age(self) -> float:
+        return time.time() - self.fetched_at
+
+
+class Cache:
+    """`Cache(root=None)`: root defaults to ENVBUILDER_CACHE_DIR, else the user cache dir."""
+
+    def __init__(self, root: Path | str | None = None):
+        self.root = Path(root) if root is not None else default_cache_dir()
+        self._verified: set[Path] = set()  # files hashed once in this process need no rehash
+        self._verified_lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"Cache({str(self.root)!r})"
+
+    # -- locking --------------------------------------------------------------------
+    @contextlib.contextmanager
+    def locked(self, kind: str, key: str) -> Iterator[None]:
+        """An inter-process lock for one entry (also excludes other threads of this process)."""
+        path = self.root / "locks" / kind / f"{key}.lock"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(path, thread_local=False):
+            yield
+
+    # -- sealed entries (pages, metadata) --------------------------------------------
+    def _read_sealed(self, path: Path) -> tuple[bytes, dict[str, object]] | None:
+        try:
+            blob = path.read_bytes()
+        except FileNotFoundError:
+            return None
+        opened = unseal(blob)
+        if opened is None:
+            self.drop(path)
+        return opened
+
+    def drop(self, path: Path) -> None:
+        """Delete a damaged entry so the next lookup misses and refetches."""
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        with self._verified_lock:
+            self._verified.discard(path)
+
+    def page_path(self, index_url: str, project: str) -> Path:
+        return self.root / "pages" / key_of(index_url.rstrip("/") + "/") / project
+
+    def read_page(self, index_url: str, project: str) -> CachedPage | None:
+        opened = self._read_sealed(self.page_path(index_url, project))
+        if opened is None:
+            return None
+        payload, header = opened
+        return CachedPage(payload, float(header.get("fetched_at", 0.0)))  # type: ignore[arg-type]
+
+    def write_page(self, index_url: str, project: str, body: bytes) -> None:
+        meta = {"fetched_at": time.time(), "index": key_of(index_url.rstrip("/") + "/")}
+        atomic_write(self.page_path(index_url, project), seal(body, meta))
+
+    def metadata_path(self, file_sha256: str) -> Path:
+        return self.root / "metadata" / file_sha256[:2] / file_sha256
+
+    def read_metadata(self, file_sha256: str) -> bytes | None:
+        opened = self._read_sealed(self.metadata_path(file_sha256))
+        return None if opened is None else opened[0]
+
+    def write_metadata(self, file_sha256: str, data: bytes, source: str) -> None:
+        atomic_write(self.metadata_path(file_sha256), seal(data, {"source": source}))
+
+    # -- files ----------------------------------------------------------------------
+    def file_path(self, sha256: str, filename: str) -> Path:
+        return self.root / "files" / sha256[:2] / sha256 / filename
+
+    def lookup_file(self, sha256: str, filename: str) -> Path | None:
+        """The cached file if present and intact (hashed once per process), else None."""
+        path = self.file_path(sha256, filename)
+        if not path.is_file():
+            return None
+        with self._verified_lock:
+            if path in self._verified:
+                return path
+        if file_sha256(path) != sha256:
+            self.drop(path)
+            return None
+        with self._verified_lock:
+            self._verified.add(path)
+        return path
+
+    def temp_path(self) -> Path:
+        """A fresh temp path inside the cache (same filesystem, so the final rename is atomic)."""
+        tmp_dir = self.root / "files" / "tmp"
+        tmp_dir.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=tmp_dir, prefix="dl-", suffix=".part")
+        os.close(fd)
+        return Path(tmp)
+
+    def commit_file(self, tmp: Path, sha256: str, filename: str) -> Path:
+        """Move a verified download into place under its hash."""
+        final = self.file_path(sha256, filename)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(tmp, final)
+        with self._verified_lock:
+            self._verified.add(final)
+        return final
+
+    # -- git ------------------------------------------------------------------------
+    def git_dir(self, url: str) -> Path:
+        return self.root / "git" / f"{key_of(url)}.git"

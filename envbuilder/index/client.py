@@ -1,0 +1,295 @@
+"""IndexClient: project pages, core metadata and downloads from named simple-API indexes.
+
+Cheapest source first, for every lookup: the in-process memo, then the on-disk cache, then the
+network. Metadata comes from PEP 658/714 `.metadata` files where the index offers them, else
+from HTTP range reads of the wheel's zip directory (2-3 small requests), else from a full
+download; sdists give their PKG-INFO when it is static (PEP 643). All network work runs on one
+bounded thread pool over one keep-alive HTTP client, and the *_async methods return Futures so
+a resolver can fan out its lookups.
+
+Page freshness: a cached project page younger than `page_ttl` seconds (default 600, the max-age
+that pip and uv honour on the default index) is used without asking the index; older pages are
+refetched; `page_ttl=0` always refetches; offline uses whatever is cached, however old. Files
+and metadata are immutable by hash and cached forever.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import threading
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import TypeVar
+from urllib.parse import urlsplit
+
+from packaging.utils import NormalizedName, canonicalize_name
+
+from envbuilder.errors import BadInput, Unreachable
+from envbuilder.index.cache import Cache, key_of
+from envbuilder.index.config import default_index_url
+from envbuilder.index.distmeta import (
+    MetadataNotFound,
+    read_sdist_pkg_info,
+    read_wheel_metadata,
+    static_sdist_metadata,
+)
+from envbuilder.index.errors import RECOVERY_HINT, HashMismatch, MissingFromCache, RangeNotSupported
+from envbuilder.index.http import Http
+from envbuilder.index.models import CoreMetadata, FileInfo
+from envbuilder.index.rangefile import RangeFile
+from envbuilder.index.simple import ACCEPT, PageError, files_from_json, files_to_json, parse_page
+from envbuilder.index.singleflight import SingleFlight
+
+DEFAULT_PAGE_TTL = 600.0
+PAGE_TTL_ENV = "ENVBUILDER_PAGE_TTL"
+T = TypeVar("T")
+
+
+def _default_ttl() -> float:
+    raw = os.environ.get(PAGE_TTL_ENV, "").strip()
+    try:
+        return float(raw) if raw else DEFAULT_PAGE_TTL
+    except ValueError as exc:
+        raise BadInput(f"{PAGE_TTL_ENV}={raw!r}: expected a number of seconds") from exc
+
+
+class IndexClient:
+    """See the module docstring; construct once per run and `close()` (or use `with`)."""
+
+    def __init__(
+        self,
+        indexes: Mapping[str, str] | None = None,
+        cache: Cache | None = None,
+        offline: bool = False,
+        max_workers: int = 16,
+        page_ttl: float | None = None,
+        retries: int = 4,
+        backoff: float = 0.5,
+        timeout: float = 30.0,
+    ):
+        self.indexes = dict(indexes) if indexes else {"pypi": default_index_url()}
+        self.cache = cache if cache is not None else Cache()
+        self.offline = offline
+        self.page_ttl = _default_ttl() if page_ttl is None else page_ttl
+        self.max_workers = max_workers
+        self._http_args = {"max_connections": max_workers, "retries": retries, "backoff": backoff, "timeout": timeout}
+        self._http: Http | None = None
+        self._http_lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="envbuilder-index")
+        self._flight = SingleFlight()
+        self._no_ranges: set[str] = set()  # hosts seen ignoring Range headers
+        self._misses: set[str] = set()
+        self._lock = threading.Lock()
+        #: How each metadata lookup was answered: memo misses only ("cache", "pep658", "range", ...).
+        self.metadata_sources: Counter[str] = Counter()
+
+    # -- lifecycle ------------------------------------------------------------------
+    def __enter__(self) -> IndexClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        if self._http is not None:
+            self._http.close()
+
+    @property
+    def http(self) -> Http:
+        """The shared HTTP client, created on first network use (offline runs never build it)."""
+        with self._http_lock:
+            if self._http is None:
+                self._http = Http(**self._http_args)  # type: ignore[arg-type]
+            return self._http
+
+    def index_url(self, index: str) -> str:
+        try:
+            return self.indexes[index]
+        except KeyError:
+            raise BadInput(f"unknown index {index!r}; known indexes: {', '.join(sorted(self.indexes))}") from None
+
+    # -- public API -----------------------------------------------------------------
+    def files(self, project: str, index: str = "pypi") -> list[FileInfo]:
+        """Every wheel and sdist the index lists for `project` (an unknown project gives [])."""
+        name = canonicalize_name(project)
+        return list(self._flight.call(("files", index, name), lambda: self._load_files(name, index)))
+
+    def files_async(self, project: str, index: str = "pypi") -> Future[list[FileInfo]]:
+        name = canonicalize_name(project)
+        return self._flight.submit(self._pool, ("files", index, name), lambda: self._load_files(name, index))
+
+    def metadata(self, file: FileInfo) -> CoreMetadata:
+        return self._flight.call(("metadata", _file_key(file)), lambda: self._load_metadata(file))
+
+    def metadata_async(self, file: FileInfo) -> Future[CoreMetadata]:
+        return self._flight.submit(self._pool, ("metadata", _file_key(file)), lambda: self._load_metadata(file))
+
+    def download(self, file: FileInfo) -> Path:
+        """The file in the cache, downloaded if needed; its sha256 is verified against the index's."""
+        return self._flight.call(("download", _file_key(file)), lambda: self._load_file(file))
+
+    def download_async(self, file: FileInfo) -> Future[Path]:
+        return self._flight.submit(self._pool, ("download", _file_key(file)), lambda: self._load_file(file))
+
+    def files_many(self, projects: Iterable[str], index: str = "pypi") -> dict[NormalizedName, list[FileInfo]]:
+        """Pages of many projects in parallel; offline, one error lists every missing page."""
+        futures = {canonicalize_name(p): self.files_async(p, index) for p in projects}
+        return _gather(futures)
+
+    def metadata_many(self, files: Iterable[FileInfo]) -> dict[FileInfo, CoreMetadata]:
+        """Metadata of many files in parallel; offline, one error lists every missing entry."""
+        return _gather({f: self.metadata_async(f) for f in files})
+
+    def range_file(self, file: FileInfo | str, size: int | None = None) -> RangeFile:
+        """A seekable read-only view of a remote file (zipfile can open it) over range requests."""
+        if isinstance(file, FileInfo):
+            return RangeFile(self.http, file.url, file.size)
+        return RangeFile(self.http, file, size)
+
+    def missing_from_cache(self) -> MissingFromCache | None:
+        """Everything offline lookups missed so far in this client, as one error (or None)."""
+        with self._lock:
+            return MissingFromCache(self._misses) if self._misses else None
+
+    # -- pages ----------------------------------------------------------------------
+    def _miss(self, item: str) -> MissingFromCache:
+        with self._lock:
+            self._misses.add(item)
+        return MissingFromCache([item])
+
+    def _load_files(self, project: NormalizedName, index: str) -> list[FileInfo]:
+        url = self.index_url(index)
+        cached = self.cache.read_page(url, project)
+        if self.offline:
+            if cached is None:
+                raise self._miss(f"project page: {project} (index {index!r})")
+            return files_from_json(cached.body, index)
+        if cached is not None and cached.age() < self.page_ttl:
+            return files_from_json(cached.body, index)
+        with self.cache.locked("page", key_of(f"{url} {project}")):
+            cached = self.cache.read_page(url, project)  # another process may have just fetched it
+            if cached is not None and cached.age() < self.page_ttl:
+                return files_from_json(cached.body, index)
+            files = self._fetch_page(url, project, index)
+            self.cache.write_page(url, project, files_to_json(files))
+        return files
+
+    def _fetch_page(self, index_url: str, project: NormalizedName, index: str) -> list[FileInfo]:
+        page_url = f"{index_url.rstrip('/')}/{project}/"
+        response = self.http.get(page_url, headers={"Accept": ACCEPT}, ok=(200, 404, 410))
+        if response.status_code != 200:
+            return []
+        try:
+            return parse_page(
+                response.content, response.headers.get("Content-Type", ""), str(response.url), project, index
+            )
+        except PageError as exc:
+            raise Unreachable(f"{exc}; is the index URL a simple-API root (…/simple)? {RECOVERY_HINT}") from exc
+
+    # -- metadata -------------------------------------------------------------------
+    def _load_metadata(self, file: FileInfo) -> CoreMetadata:
+        data = self.cache.read_metadata(file.sha256) if file.sha256 else None
+        source = "cache"
+        if data is None:
+            data, source = self._metadata_bytes(file)
+            if file.sha256:
+                self.cache.write_metadata(file.sha256, data, source)
+        with self._lock:
+            self.metadata_sources[source] += 1
+        try:
+            if file.kind == "sdist":
+                return static_sdist_metadata(data, file.filename)
+            return CoreMetadata.parse(data)
+        except ValueError as exc:
+            raise Unreachable(f"{file.filename}: unreadable core metadata ({exc}); {RECOVERY_HINT}") from exc
+
+    def _metadata_bytes(self, file: FileInfo) -> tuple[bytes, str]:
+        local = self.cache.lookup_file(file.sha256, file.filename) if file.sha256 else None
+        if local is not None:
+            return self._metadata_from_path(file, local), "local-file"
+        if self.offline:
+            raise self._miss(f"metadata: {file.filename}")
+        if file.kind == "sdist":
+            return self._metadata_from_path(file, self.download(file)), "sdist"
+        if file.core_metadata:
+            data = self._fetch_pep658(file)
+            if data is not None:
+                return data, "pep658"
+        host = urlsplit(file.url).netloc
+        if host not in self._no_ranges:
+            try:
+                with self.range_file(file) as remote:
+                    return self._read_wheel(file, remote), "range"
+            except RangeNotSupported:
+                self._no_ranges.add(host)
+        return self._metadata_from_path(file, self.download(file)), "download"
+
+    def _fetch_pep658(self, file: FileInfo) -> bytes | None:
+        response = self.http.get(file.url + ".metadata", ok=(200, 404))
+        if response.status_code == 404:
+            return None  # advertised but absent: fall back to the wheel itself
+        if file.core_metadata_sha256:
+            actual = hashlib.sha256(response.content).hexdigest()
+            if actual != file.core_metadata_sha256:
+                raise HashMismatch(
+                    f"{file.url}.metadata has sha256 {actual}, the index published {file.core_metadata_sha256}"
+                )
+        return response.content
+
+    def _metadata_from_path(self, file: FileInfo, path: Path) -> bytes:
+        if file.kind == "sdist":
+            try:
+                return read_sdist_pkg_info(path, file.project, file.filename)
+            except MetadataNotFound as exc:
+                raise Unreachable(f"{exc}; give static metadata for {file.project} in the matrix") from exc
+        return self._read_wheel(file, path)
+
+    def _read_wheel(self, file: FileInfo, source: Path | RangeFile) -> bytes:
+        try:
+            return read_wheel_metadata(source, file.project, file.filename)
+        except MetadataNotFound as exc:
+            raise Unreachable(f"{exc}: the index serves a broken wheel") from exc
+
+    # -- downloads ------------------------------------------------------------------
+    def _load_file(self, file: FileInfo) -> Path:
+        if file.sha256:
+            path = self.cache.lookup_file(file.sha256, file.filename)
+            if path is not None:
+                return path
+        if self.offline:
+            raise self._miss(f"file: {file.filename}")
+        if file.sha256 is None:
+            return self._fetch_file(file, None)
+        with self.cache.locked("file", file.sha256):
+            path = self.cache.lookup_file(file.sha256, file.filename)  # another process got it first
+            return path if path is not None else self._fetch_file(file, file.sha256)
+
+    def _fetch_file(self, file: FileInfo, sha256: str | None) -> Path:
+        tmp = self.cache.temp_path()
+        try:
+            actual = self.http.download(file.url, tmp, sha256, file.size)
+            return self.cache.commit_file(tmp, actual, file.filename)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+
+
+def _file_key(file: FileInfo) -> str:
+    return file.sha256 or file.url
+
+
+def _gather(futures: Mapping[T, Future]) -> dict:  # type: ignore[type-arg]
+    results, missing = {}, []
+    for key, future in futures.items():
+        try:
+            results[key] = future.result()
+        except MissingFromCache as exc:
+            missing.append(exc)
+    if missing:
+        raise MissingFromCache.combine(missing)
+    return results

@@ -1,0 +1,182 @@
+"""Git sources pinned by full commit: prove the commit exists, and answer ancestry questions.
+
+A lock names a git source by its full commit id, which fixes the content; a branch, tag or short
+id could move or collide, so they are rejected. Repositories are fetched once into a bare
+partial clone in the cache (commits and trees, blobs on demand), so verifying a commit of a
+large repository costs its history, not its files. Ancestry ("does this commit contain the fix?")
+is a question the gate asks about repositories that may be out of reach: it answers None then.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from envbuilder.errors import BadInput, Unreachable
+from envbuilder.index.cache import Cache
+from envbuilder.index.errors import MissingFromCache
+
+FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # SHA-1 or SHA-256 object names
+_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}
+
+
+@dataclass(frozen=True)
+class GitCommit:
+    """A verified commit: `tree` is the root tree; `subdirectory_tree` the subdirectory's tree."""
+
+    url: str
+    commit: str
+    tree: str
+    subdirectory: str | None = None
+    subdirectory_tree: str | None = None
+
+
+class CommitNotFound(BadInput):
+    """The repository answered, but does not contain the commit (or the subdirectory)."""
+
+
+def require_full_sha(rev: str, what: str = "rev") -> str:
+    """The commit id, lower-cased; anything but a full hex object name is BadInput."""
+    value = rev.strip().lower()
+    if not FULL_SHA.fullmatch(value):
+        raise BadInput(
+            f"{what} {rev!r} is not a full commit id (40 hex digits): branches, tags and short ids "
+            "can move or collide, so a lock pins the full commit; find it with `git rev-parse <rev>`"
+        )
+    return value
+
+
+class GitError(Exception):
+    """A git command failed; carries its stderr."""
+
+
+class GitSources:
+    """Bare partial clones in the cache, one per repository URL, shared between processes."""
+
+    def __init__(self, cache: Cache | None = None, offline: bool = False, timeout: float = 600.0):
+        self.cache = cache if cache is not None else Cache()
+        self.offline = offline
+        self.timeout = timeout
+
+    def _git(self, repo: Path, *args: str) -> str:
+        try:
+            result = subprocess.run(
+                ["git", "--git-dir", str(repo), *args],
+                capture_output=True,
+                text=True,
+                timeout=self.timeout,
+                env={**os.environ, **_ENV},
+                check=False,
+            )
+        except FileNotFoundError as exc:
+            raise Unreachable("git is not installed: install git to use git sources") from exc
+        except subprocess.TimeoutExpired as exc:
+            raise GitError(f"git {args[0]} timed out after {self.timeout:.0f} s") from exc
+        if result.returncode != 0:
+            raise GitError(result.stderr.strip() or f"git {args[0]} exited {result.returncode}")
+        return result.stdout.strip()
+
+    def _has_commit(self, repo: Path, commit: str) -> bool:
+        try:
+            self._git(repo, "cat-file", "-e", f"{commit}^{{commit}}")
+            return True
+        except GitError:
+            return False
+
+    def _init(self, repo: Path, url: str) -> None:
+        if (repo / "HEAD").exists():
+            return
+        repo.parent.mkdir(parents=True, exist_ok=True)
+        self._git(repo, "init", "--bare", "--quiet")
+        for key, value in (
+            ("remote.origin.url", url),
+            ("remote.origin.promisor", "true"),
+            ("remote.origin.partialclonefilter", "blob:none"),
+            ("core.repositoryformatversion", "1"),
+            ("extensions.partialClone", "origin"),
+        ):
+            self._git(repo, "config", key, value)
+
+    def ensure(self, url: str, *commits: str) -> Path:
+        """The cached bare repository holding every one of `commits`, fetching what is missing.
+
+        Raises Unreachable when the repository cannot be fetched, MissingFromCache offline, and
+        CommitNotFound when the repository answers without the commit.
+        """
+        repo = self.cache.git_dir(url)
+        with self.cache.locked("git", repo.name):
+            self._init(repo, url)
+            missing = [c for c in commits if not self._has_commit(repo, c)]
+            if not missing:
+                return repo
+            if self.offline:
+                raise MissingFromCache(f"git commit: {c} of {url}" for c in missing)
+            self._fetch(repo, url, missing)
+            absent = [c for c in missing if not self._has_commit(repo, c)]
+            if absent:
+                raise CommitNotFound(f"{url} has no commit {', '.join(absent)}: check the `rev` for this git source")
+            for commit in missing:  # a ref keeps fetched-by-id commits safe from `git gc`
+                self._git(repo, "update-ref", f"refs/envbuilder/{commit}", commit)
+        return repo
+
+    def _fetch(self, repo: Path, url: str, commits: list[str]) -> None:
+        """Fetch the commits by id; servers that refuse unadvertised ids get a fetch of all refs."""
+        base = ("fetch", "--quiet", "--no-tags", "--filter=blob:none", "origin")
+        try:
+            self._git(repo, *base, *commits)
+            return
+        except GitError as by_id:
+            first_error = by_id
+        try:
+            self._git(repo, *base, "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
+        except GitError as exc:
+            raise Unreachable(
+                f"cannot fetch git repository {url}: {exc or first_error}; check the URL, your network "
+                "and credentials, or run with --offline if it was fetched before"
+            ) from exc
+
+    def verify(self, url: str, commit: str, subdirectory: str | None = None) -> GitCommit:
+        """Prove `commit` exists in `url` (and holds `subdirectory`); return its tree ids."""
+        commit = require_full_sha(commit)
+        repo = self.ensure(url, commit)
+        tree = self._git(repo, "rev-parse", f"{commit}^{{tree}}")
+        sub_tree = None
+        if subdirectory:
+            path = subdirectory.strip("/")
+            try:
+                sub_tree = self._git(repo, "rev-parse", "--verify", "--quiet", f"{commit}:{path}")
+                kind = self._git(repo, "cat-file", "-t", sub_tree)
+            except GitError:
+                kind = None
+            if kind != "tree":
+                raise CommitNotFound(f"{url} at {commit} has no directory {subdirectory!r}: check `subdirectory`")
+        return GitCommit(url=url, commit=commit, tree=tree, subdirectory=subdirectory, subdirectory_tree=sub_tree)
+
+    def is_ancestor(self, url: str, ancestor: str, descendant: str) -> bool | None:
+        """Whether `descendant` contains `ancestor`; None if the repository or a commit is out of reach."""
+        ancestor, descendant = require_full_sha(ancestor, "ancestor"), require_full_sha(descendant, "descendant")
+        try:
+            repo = self.ensure(url, ancestor, descendant)
+        except (Unreachable, CommitNotFound):
+            return None
+        try:
+            self._git(repo, "merge-base", "--is-ancestor", ancestor, descendant)
+            return True
+        except GitError as exc:
+            # --is-ancestor exits 1 with no message for "no"; anything else is a real failure
+            return False if not str(exc).strip() or "exited 1" in str(exc) else None
+
+
+def verify_commit(url: str, commit: str, subdirectory: str | None = None, *, cache: Cache | None = None,
+                  offline: bool = False) -> GitCommit:
+    """Module-level shortcut for GitSources(cache, offline).verify(...)."""
+    return GitSources(cache, offline).verify(url, commit, subdirectory)
+
+
+def is_ancestor(url: str, ancestor: str, descendant: str, *, cache: Cache | None = None,
+                offline: bool = False) -> bool | None:
+    """Module-level shortcut for GitSources(cache, offline).is_ancestor(...)."""
+    return GitSources(cache, offline).is_ancestor(url, ancestor, descendant)

@@ -1,0 +1,151 @@
+"""Typed values the index client hands out: one distribution file, and its core metadata.
+
+FileInfo is built for thousands of files per project page (numpy has ~3,000), so parsing the
+filename into a version and wheel tags is lazy and memoised: most files are never looked at
+beyond their name once the resolver filters by version.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Literal
+
+from packaging.metadata import parse_email
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.tags import Tag
+from packaging.utils import (
+    InvalidSdistFilename,
+    InvalidWheelFilename,
+    NormalizedName,
+    canonicalize_name,
+    parse_sdist_filename,
+    parse_wheel_filename,
+)
+from packaging.version import InvalidVersion, Version
+
+FileKind = Literal["wheel", "sdist"]
+SDIST_SUFFIXES = (".tar.gz", ".zip")
+
+
+def file_kind(filename: str) -> FileKind | None:
+    """wheel, sdist, or None for anything else on a page (eggs, .exe installers, .tar.bz2)."""
+    if filename.endswith(".whl"):
+        return "wheel"
+    if filename.endswith(SDIST_SUFFIXES):
+        return "sdist"
+    return None
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    """One distribution file as an index lists it.
+
+    `core_metadata` is True when the index offers PEP 658/714 metadata; `core_metadata_sha256`
+    is its hash when the index gave one. `sha256` is None only for indexes that publish no
+    sha256 (then downloads are hashed locally and not verified against the index).
+    """
+
+    project: NormalizedName
+    filename: str
+    url: str
+    sha256: str | None
+    size: int | None = None
+    requires_python: str | None = None
+    yanked: str | None = None  # the reason ("" when yanked without one); None = not yanked
+    upload_time: str | None = None
+    core_metadata: bool = False
+    core_metadata_sha256: str | None = None
+    index: str = "pypi"
+
+    @property
+    def kind(self) -> FileKind:
+        kind = file_kind(self.filename)
+        assert kind is not None, self.filename  # pages only ever hold wheels and sdists
+        return kind
+
+    @property
+    def is_yanked(self) -> bool:
+        return self.yanked is not None
+
+    @cached_property
+    def _parsed(self) -> tuple[Version, frozenset[Tag]] | None:
+        try:
+            if self.kind == "wheel":
+                _, version, _, tags = parse_wheel_filename(self.filename)
+                return version, tags
+            _, version = parse_sdist_filename(self.filename)
+            return version, frozenset()
+        except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
+            return None
+
+    @property
+    def valid(self) -> bool:
+        """False for files whose names packaging cannot parse (old, non-PEP 440 uploads)."""
+        return self._parsed is not None
+
+    @property
+    def version(self) -> Version:
+        """The version from the filename; raises ValueError for unparseable names (see `valid`)."""
+        if self._parsed is None:
+            raise ValueError(f"cannot parse a version from {self.filename!r}")
+        return self._parsed[0]
+
+    @property
+    def tags(self) -> frozenset[Tag]:
+        """The wheel's compatibility tags (empty for sdists)."""
+        if self._parsed is None:
+            raise ValueError(f"cannot parse tags from {self.filename!r}")
+        return self._parsed[1]
+
+    def to_json(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> FileInfo:
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class CoreMetadata:
+    """The parts of a distribution's core metadata a resolver needs."""
+
+    name: str
+    version: str
+    requires_dist: tuple[str, ...] = ()
+    requires_python: str | None = None
+    provides_extra: tuple[str, ...] = ()
+    metadata_version: str | None = None
+    dynamic: tuple[str, ...] = ()
+
+    @property
+    def project(self) -> NormalizedName:
+        return canonicalize_name(self.name)
+
+    def requirements(self) -> list[Requirement]:
+        """Requires-Dist parsed; a malformed entry raises InvalidRequirement naming it."""
+        out = []
+        for line in self.requires_dist:
+            try:
+                out.append(Requirement(line))
+            except InvalidRequirement as exc:
+                raise InvalidRequirement(f"{self.name} {self.version}: bad Requires-Dist {line!r}: {exc}") from exc
+        return out
+
+    @classmethod
+    def parse(cls, data: bytes | str) -> CoreMetadata:
+        """Parse METADATA / PKG-INFO text; lenient, as installers are, about unknown fields."""
+        raw, _unparsed = parse_email(data)
+        name, version = raw.get("name"), raw.get("version")
+        if not name or not version:
+            raise ValueError("core metadata without Name or Version")
+        return cls(
+            name=name,
+            version=version,
+            requires_dist=tuple(raw.get("requires_dist", ())),
+            requires_python=raw.get("requires_python"),
+            provides_extra=tuple(raw.get("provides_extra", ())),
+            metadata_version=raw.get("metadata_version"),
+            dynamic=tuple(d.lower() for d in raw.get("dynamic", ())),
+        )
