@@ -1,0 +1,39 @@
+"""`envbuilder export`: the lock as requirements (--hash), PEP 751 pylock.toml or conda-lock YAML."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from envbuilder.lock.export import FORMATS
+from envbuilder.lock.export.service import ExportRequest, run_export
+from envbuilder.lock.io import write_atomic
+
+console = Console(stderr=True, highlight=False)
+
+
+@click.command("export")
+@click.argument("target", required=False)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), required=True, help="What to write.")
+@click.option("--lock", "lock_file", type=click.Path(path_type=Path, dir_okay=False),
+              help="Export this lock file instead of locks/<TARGET>.lock.toml.")
+@click.option("-o", "--output", type=click.Path(path_type=Path, dir_okay=False),
+              help="Write here (atomically) instead of standard output.")
+@click.option("--skip-source-builds", is_flag=True,
+              help="Leave out packages built from source (listed in the file as skipped).")
+@click.option("--offline", is_flag=True, help="Take file URLs from the index cache only.")
+def export_command(target: str | None, fmt: str, lock_file: Path | None, output: Path | None,
+                   skip_source_builds: bool, offline: bool) -> None:
+    """Write TARGET's lock in a format other installers read (pip, uv, conda-lock)."""
+    request = ExportRequest(fmt, target, lock_file, output, skip_source_builds, offline)
+    text, lock = run_export(request)
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    write_atomic(output, text)
+    console.print(f"[green]wrote[/] {output} ({fmt}, {len(lock.packages)} packages, target {lock.target})")
+
+
+COMMANDS = [export_command]

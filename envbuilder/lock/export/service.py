@@ -1,0 +1,87 @@
+"""The `export` service: find the lock, ask the user's index for URLs when the format needs them.
+
+Index names map to URLs the way `envbuilder lock` maps them (the matrix's `indexes:`, `pypi` =
+the user's configured default), so an export reads the same index the lock was made from unless
+the user's configuration says otherwise -- which is the point of a host-free lock.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from envbuilder.errors import BadInput
+from envbuilder.lock import lock_path, read_lock
+from envbuilder.lock.export import NEEDS_INDEX, export, pylock
+from envbuilder.lock.model import Lock
+
+
+@dataclass(frozen=True)
+class ExportRequest:
+    fmt: str
+    target: str | None = None
+    lock_file: Path | None = None
+    output: Path | None = None
+    skip_source_builds: bool = False
+    offline: bool = False
+
+
+def _display(path: Path, root: Path | None) -> str:
+    """The lock's path as the export records it: relative, so no machine's layout leaks in."""
+    path = path.resolve()
+    for base in (root, Path.cwd()):
+        if base is not None and path.is_relative_to(base.resolve()):
+            return path.relative_to(base.resolve()).as_posix()
+    return path.name
+
+
+def _find_lock(request: ExportRequest) -> tuple[Path, Path | None]:
+    from envbuilder.matrix import project_root
+
+    if (request.target is None) == (request.lock_file is None):
+        raise BadInput("give a TARGET or --lock FILE (exactly one)")
+    if request.lock_file is not None:
+        try:
+            root = project_root()
+        except BadInput:
+            root = None
+        return request.lock_file, root
+    root = project_root()
+    return lock_path(root, request.target), root
+
+
+def index_urls(lock: Lock, root: Path | None) -> dict[str, str]:
+    """The lock's index names -> URLs: from its matrix when this project has it, else the default."""
+    from envbuilder.index.config import default_index_url
+    from envbuilder.matrix import load_target
+    from envbuilder.resolve.locker import index_urls as matrix_index_urls
+
+    if root is not None and (root / "matrices" / f"{lock.target}.yaml").exists():
+        return matrix_index_urls(load_target(lock.target, root))
+    return {"pypi": default_index_url()} if "pypi" in lock.indexes or not lock.indexes else {}
+
+
+def _check_output_name(request: ExportRequest) -> None:
+    if request.fmt == "pylock" and request.output is not None and not pylock.valid_file_name(request.output.name):
+        raise BadInput(f"{request.output}: PEP 751 requires a pylock file to be named pylock.toml or "
+                       f"pylock.<name>.toml (e.g. pylock.{request.target or 'target'}.toml); pip and uv "
+                       "recognise it by that name")
+
+
+def run_export(request: ExportRequest) -> tuple[str, Lock]:
+    """The exported text and the lock it came from."""
+    _check_output_name(request)
+    path, root = _find_lock(request)
+    lock = read_lock(path)
+    origin = _display(path, root)
+    kwargs = {"origin": origin, "skip_source_builds": request.skip_source_builds}
+    if request.fmt == "conda-lock" and request.output is not None:
+        kwargs["origin"] = Path(os.path.relpath(path.resolve(), request.output.resolve().parent)).as_posix()
+        kwargs["file_name"] = request.output.name
+    if request.fmt not in NEEDS_INDEX:
+        return export(lock, request.fmt, **kwargs), lock
+    from envbuilder.index import IndexClient
+
+    with IndexClient(index_urls(lock, root), offline=request.offline) as client:
+        return export(lock, request.fmt, client=client, **kwargs), lock
