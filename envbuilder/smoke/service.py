@@ -1,0 +1,135 @@
+"""One smoke run end to end: confirm the server, measure, judge, and return the report.
+
+The verdict fails (exit 1) on a missed threshold, a regression against the baseline, or any failed
+request unless the profile bounds `error_rate` itself; every reason is a line in `verdict`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+
+from envbuilder import __version__
+from envbuilder.errors import Unreachable
+from envbuilder.serve.ready import ServerFacts, wait_ready
+from envbuilder.smoke import environment
+from envbuilder.smoke.baseline import compare
+from envbuilder.smoke.client import Session
+from envbuilder.smoke.metrics import FORMULAS, level_run, summarize
+from envbuilder.smoke.profile import SmokeProfile
+from envbuilder.smoke.report import Level, Report, Workload, read_report
+from envbuilder.smoke.runner import NoProgress, Progress, SweepData, sweep
+from envbuilder.smoke.thresholds import check_thresholds
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where the server is and how to ask it whether it is ready."""
+
+    base_url: str
+    ready_path: str = "/health"
+    models_path: str = "/v1/models"
+    info_path: str | None = None
+    ready_timeout_s: float = 60.0
+    model: str | None = None  # request `model` if the profiles do not name one
+
+
+def _choose_model(profile: SmokeProfile, endpoint: Endpoint, facts: ServerFacts) -> str:
+    model = profile.model or endpoint.model or (facts.models[0] if facts.models else None)
+    if not model:
+        raise Unreachable(f"{endpoint.base_url}{endpoint.models_path} lists no model; pass --model NAME")
+    return model
+
+
+async def _measure(endpoint: Endpoint, profile: SmokeProfile, model: str, progress: Progress) -> tuple[SweepData, list[str]]:
+    session = Session(endpoint.base_url, profile, model, max_connections=max(profile.concurrency))
+    try:
+        data = await sweep(session, progress)
+    finally:
+        await session.aclose()
+    return data, sorted(session.dropped)
+
+
+def _levels(data: SweepData, profile: SmokeProfile) -> list[Level]:
+    default_prompt = data.calibration.measured_tokens or profile.prompt_tokens
+    levels = []
+    for c in profile.concurrency:
+        runs = [level_run(rd.results, concurrency=c, request_rate=profile.request_rate, run=rd.run,
+                          slo=profile.slo, default_prompt_tokens=default_prompt)
+                for rd in data.runs if rd.concurrency == c]
+        levels.append(Level(concurrency=c, request_rate=profile.request_rate, runs=runs, summary=summarize(runs)))
+    return levels
+
+
+def _verdict(report_parts: dict, profile: SmokeProfile) -> list[str]:
+    reasons = [t.message for t in report_parts["thresholds"] if not t.passed]
+    if not any(t.metric == "error_rate" for t in profile.thresholds):
+        for level in report_parts["levels"]:
+            failed = sum(r.failed for r in level.runs)
+            if failed:
+                total = sum(r.requests for r in level.runs)
+                kinds = ", ".join(f"{k} x{n}" for k, n in sorted(level.runs[-1].errors.items()))
+                reasons.append(f"concurrency {level.concurrency}: {failed} of {total} requests failed ({kinds})")
+    baseline = report_parts["baseline"]
+    if baseline and baseline.regressed:
+        for c in baseline.comparisons:
+            if c.regressed:
+                reasons.append(f"regression at concurrency {c.concurrency}: {c.metric} {c.baseline_mean:.4g} -> "
+                               f"{c.current_mean:.4g} ({c.change_pct:+.1f}%)")
+    return reasons
+
+
+def _header(endpoint: Endpoint, target: str | None, api: str) -> dict:
+    return {"created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "tool": {"name": "envbuilder", "version": __version__}, "target": target,
+            "endpoint": endpoint.base_url, "api": api, "environment": environment.collect(), "formulas": FORMULAS}
+
+
+def unready_report(endpoint: Endpoint, profile: SmokeProfile, target: str | None, reason: str) -> Report:
+    """The report of a run that never got to send a request: the server was not ready."""
+    return Report(**_header(endpoint, target, profile.api), model=profile.model or endpoint.model or "",
+                  server={"ready": False}, workload=Workload(profile=profile), levels=[], thresholds=[],
+                  passed=False, verdict=[reason])
+
+
+def run_smoke(endpoint: Endpoint, profile: SmokeProfile, *, target: str | None = None,
+              baseline: Path | None = None, facts: ServerFacts | None = None,
+              progress: Progress | None = None, server_kind: str | None = None) -> Report:
+    base = read_report(baseline) if baseline else None  # bad input fails before minutes of load
+    facts = facts or wait_ready(endpoint.base_url, ready_path=endpoint.ready_path, models_path=endpoint.models_path,
+                                info_path=endpoint.info_path, deadline_s=endpoint.ready_timeout_s)
+    model = _choose_model(profile, endpoint, facts)
+    data, dropped = asyncio.run(_measure(endpoint, profile, model, progress or NoProgress()))
+    levels = _levels(data, profile)
+    parts = {
+        "levels": levels,
+        "thresholds": check_thresholds(profile.thresholds, levels),
+        "baseline": compare(levels, base.levels, profile.regression, str(baseline)) if base else None,
+    }
+    reasons = _verdict(parts, profile)
+    return Report(
+        **_header(endpoint, target, profile.api), model=model,
+        server={"ready": True, "kind": server_kind, "models": list(facts.models), "models_response": facts.models_raw,
+                "info": facts.info, "ready_after_s": round(facts.ready_after_s, 3)},
+        workload=Workload(profile=profile, prompt_words=data.calibration.words,
+                          prompt_tokens_calibrated=data.calibration.exact,
+                          calibration_probes=data.calibration.probes, dropped_fields=dropped,
+                          warmup_failed=data.warmup_failed),
+        passed=not reasons, verdict=reasons, **parts,
+    )
+
+
+def with_overrides(profile: SmokeProfile, **overrides) -> SmokeProfile:
+    """The profile with command-line values on top, validated like the matrix itself."""
+    from pydantic import ValidationError
+
+    from envbuilder.errors import BadInput
+
+    given = {k: v for k, v in overrides.items() if v is not None}
+    try:
+        return SmokeProfile.model_validate({**profile.model_dump(), **given})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise BadInput(f"option {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
