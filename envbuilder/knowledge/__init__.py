@@ -62,6 +62,7 @@ class BinaryFact(StrictModel):
     sass: tuple[str, ...] = ()
     ptx: tuple[str, ...] = ()
     build_archs: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    arch_env: str | None = None  # the build env variable that narrows build_archs (a source build)
     source: str
 
     def matches(self, package: str, version: str) -> bool:

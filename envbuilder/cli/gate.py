@@ -1,0 +1,42 @@
+"""`envbuilder gate`: compare locks and say pass / warn / reject (exit 0 / 0 / 1; --strict: warn is 1)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from envbuilder.errors import BadInput
+from envbuilder.gate import GateOptions, gate_files, gate_ref
+from envbuilder.gate.render import render_github, render_json, render_markdown, render_text
+
+
+@click.command("gate")
+@click.option("--base", "base", type=click.Path(path_type=Path), help="The base lock file.")
+@click.option("--base-ref", "base_ref", metavar="GITREF",
+              help="Compare every locks/*.lock.toml at this git ref with the working tree's.")
+@click.option("--head", "head", type=click.Path(path_type=Path),
+              help="The head lock file (default: the project's lock for the base's target).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown", "github"]), default="text",
+              show_default=True)
+@click.option("--strict", is_flag=True, help="A warn verdict exits 1 too.")
+def gate(base: Path | None, base_ref: str | None, head: Path | None, fmt: str, strict: bool) -> None:
+    """Judge a lock change: recompute ABI facets, apply the rules, note validated combinations."""
+    if (base is None) == (base_ref is None):
+        raise BadInput("give exactly one of --base LOCK or --base-ref GITREF")
+    if base_ref is not None and head is not None:
+        raise BadInput("--head only goes with --base; --base-ref compares with the working tree's locks/")
+    options = GateOptions(strict=strict)
+    result = gate_ref(base_ref, options=options) if base_ref else gate_files(base, head, options=options)
+    if fmt == "text":
+        render_text(result, Console(highlight=False, soft_wrap=True))
+    else:
+        render = {"json": render_json, "markdown": render_markdown, "github": render_github}[fmt]
+        sys.stdout.write(render(result))
+    if result.exit_code:
+        sys.exit(result.exit_code)
+
+
+COMMANDS = [gate]

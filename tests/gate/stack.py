@@ -1,0 +1,94 @@
+"""The shipped blackwell-sm120 stack as a Lock, and small edits of it for the gate's cases.
+
+Uses the committed `locks/blackwell-sm120.lock.toml` when it exists; until then a lock built
+from the matrix's pins with the wheel names the index publishes (compat-facts Q3, Q5, Q7).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import replace
+from pathlib import Path
+
+from packaging.utils import canonicalize_name
+
+from envbuilder.abi.hook import AbiHook
+from envbuilder.knowledge import load_knowledge
+from envbuilder.lock.io import dumps, read_lock
+from envbuilder.lock.model import Artifact, BuildRecipe, Lock, LockedPackage, Source
+from envbuilder.matrix import load_target
+
+ROOT = Path(__file__).resolve().parents[2]
+TARGET = "blackwell-sm120"
+SHIPPED = ROOT / "locks" / f"{TARGET}.lock.toml"
+
+WHEELS = {
+    "torch": ("2.9.1", "torch-2.9.1-cp312-cp312-manylinux_2_28_x86_64.whl"),
+    "triton": ("3.5.1", "triton-3.5.1-cp312-cp312-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl"),
+    "sgl-kernel": ("0.3.21", "sgl_kernel-0.3.21-cp310-abi3-manylinux2014_x86_64.whl"),
+    "sglang": ("0.5.9", "sglang-0.5.9-py3-none-any.whl"),
+    "flashinfer-python": ("0.6.3", "flashinfer_python-0.6.3-py3-none-any.whl"),
+    "flashinfer-cubin": ("0.6.3", "flashinfer_cubin-0.6.3-py3-none-any.whl"),
+    "transformers": ("5.3.0", "transformers-5.3.0-py3-none-any.whl"),
+    "tqdm": ("4.67.1", "tqdm-4.67.1-py3-none-any.whl"),
+    "einops": ("0.8.1", "einops-0.8.1-py3-none-any.whl"),
+    "nvidia-cuda-runtime-cu12": ("12.8.90", "nvidia_cuda_runtime_cu12-12.8.90-py3-none-manylinux2014_x86_64.manylinux_2_17_x86_64.whl"),
+}
+
+
+def fake_sha(filename: str) -> str:
+    return hashlib.sha256(filename.encode()).hexdigest()
+
+
+def wheel(name: str, version: str, filename: str, **extra) -> LockedPackage:
+    return LockedPackage(name=name, version=version, source=Source(index="pypi"),
+                         artifacts=(Artifact(filename, fake_sha(filename), 1000),), **extra)
+
+
+def _synthesized() -> Lock:
+    target = load_target(TARGET, root=ROOT)
+    spec = target.packages["flash-attn"]
+    packages = [wheel(n, v, f) for n, (v, f) in WHEELS.items()]
+    packages.append(LockedPackage(
+        name="flash-attn", version="2.8.3", source=Source(index="pypi"),
+        artifacts=(Artifact("flash_attn-2.8.3.tar.gz", fake_sha("flash_attn-2.8.3.tar.gz"), 8_000_000, "sdist"),),
+        dependencies=("einops", "torch"),
+        build=BuildRecipe(env=dict(spec.build.env), cuda=target.toolchain.cuda, requires=("torch==2.9.1",),
+                          inputs_digest="sha256:" + fake_sha("flash-attn-recipe"))))
+    lock = Lock(target=TARGET, matrix_digest=target.digest, knowledge_digest=load_knowledge().digest,
+                environment={"python_version": "3.12", "sys_platform": "linux", "platform_machine": "x86_64"},
+                toolchain={"cuda": "12.8", "driver-min": target.hardware.driver.min,
+                           "base-image": target.toolchain.base_image},
+                indexes=("pypi",), packages=tuple(packages))
+    return with_recorded_facets(lock)
+
+
+def with_recorded_facets(lock: Lock) -> Lock:
+    """What the resolver records: the hook's facets for each package."""
+    hook = AbiHook(load_target(TARGET, root=ROOT), load_knowledge())
+    torch = lock.package("torch")
+    providers = {"torch": torch.version} if torch else {}
+    return lock.replace_packages(tuple(replace(p, facets=hook.package_facets(p, providers)) for p in lock.packages))
+
+
+def stack_lock() -> Lock:
+    return read_lock(SHIPPED) if SHIPPED.exists() else _synthesized()
+
+
+def with_package(lock: Lock, name: str, version: str, filename: str | None = None, **changes) -> Lock:
+    """`lock` with one package replaced (or added): a new version and, by default, its wheel."""
+    key = canonicalize_name(name)
+    old = lock.package(name)
+    if filename is not None:
+        new = wheel(name, version, filename, dependencies=old.dependencies if old else ())
+    else:
+        new = replace(old, version=version)
+    new = replace(new, **changes)
+    rest = tuple(p for p in lock.packages if canonicalize_name(p.name) != key)
+    return lock.replace_packages(rest + (new,))
+
+
+def write(lock: Lock, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dumps(lock), encoding="utf-8")
+    return path
