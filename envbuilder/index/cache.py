@@ -90,6 +90,11 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _signature(path: Path) -> tuple[int, int, int]:
+    st = path.stat()
+    return st.st_size, st.st_mtime_ns, st.st_ino
+
+
 @dataclass(frozen=True)
 class CachedPage:
     body: bytes  # normalised JSON list of FileInfo (see envbuilder.index.simple.files_to_json)
@@ -104,7 +109,8 @@ class Cache:
 
     def __init__(self, root: Path | str | None = None):
         self.root = Path(root) if root is not None else default_cache_dir()
-        self._verified: set[Path] = set()  # files hashed once in this process need no rehash
+        # files hashed in this process, by their stat signature: unchanged files need no rehash
+        self._verified: dict[Path, tuple[int, int, int]] = {}
         self._verified_lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -135,7 +141,7 @@ class Cache:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
         with self._verified_lock:
-            self._verified.discard(path)
+            self._verified.pop(path, None)
 
     def page_path(self, index_url: str, project: str) -> Path:
         return self.root / "pages" / key_of(index_url.rstrip("/") + "/") / project
@@ -168,16 +174,18 @@ class Cache:
     def lookup_file(self, sha256: str, filename: str) -> Path | None:
         """The cached file if present and intact (hashed once per process), else None."""
         path = self.file_path(sha256, filename)
-        if not path.is_file():
+        try:
+            signature = _signature(path)
+        except FileNotFoundError:
             return None
         with self._verified_lock:
-            if path in self._verified:
+            if self._verified.get(path) == signature:
                 return path
         if file_sha256(path) != sha256:
             self.drop(path)
             return None
         with self._verified_lock:
-            self._verified.add(path)
+            self._verified[path] = signature
         return path
 
     def temp_path(self) -> Path:
@@ -194,7 +202,7 @@ class Cache:
         final.parent.mkdir(parents=True, exist_ok=True)
         os.replace(tmp, final)
         with self._verified_lock:
-            self._verified.add(final)
+            self._verified[final] = _signature(final)
         return final
 
     # -- git ------------------------------------------------------------------------

@@ -45,16 +45,16 @@ from envbuilder.index.simple import ACCEPT, PageError, files_from_json, files_to
 from envbuilder.index.singleflight import SingleFlight
 
 DEFAULT_PAGE_TTL = 600.0
-PAGE_TTL_ENV = "ENVBUILDER_PAGE_TTL"
 T = TypeVar("T")
 
 
-def _default_ttl() -> float:
-    raw = os.environ.get(PAGE_TTL_ENV, "").strip()
+def _env_number(var: str, default: float) -> float:
+    """Knobs for tests and unusual networks: ENVBUILDER_PAGE_TTL, ENVBUILDER_HTTP_RETRIES/_BACKOFF."""
+    raw = os.environ.get(var, "").strip()
     try:
-        return float(raw) if raw else DEFAULT_PAGE_TTL
+        return float(raw) if raw else default
     except ValueError as exc:
-        raise BadInput(f"{PAGE_TTL_ENV}={raw!r}: expected a number of seconds") from exc
+        raise BadInput(f"{var}={raw!r}: expected a number") from exc
 
 
 class IndexClient:
@@ -67,16 +67,21 @@ class IndexClient:
         offline: bool = False,
         max_workers: int = 16,
         page_ttl: float | None = None,
-        retries: int = 4,
-        backoff: float = 0.5,
+        retries: int | None = None,
+        backoff: float | None = None,
         timeout: float = 30.0,
     ):
         self.indexes = dict(indexes) if indexes else {"pypi": default_index_url()}
         self.cache = cache if cache is not None else Cache()
         self.offline = offline
-        self.page_ttl = _default_ttl() if page_ttl is None else page_ttl
+        self.page_ttl = _env_number("ENVBUILDER_PAGE_TTL", DEFAULT_PAGE_TTL) if page_ttl is None else page_ttl
         self.max_workers = max_workers
-        self._http_args = {"max_connections": max_workers, "retries": retries, "backoff": backoff, "timeout": timeout}
+        self._http_args = {
+            "max_connections": max_workers,
+            "retries": int(_env_number("ENVBUILDER_HTTP_RETRIES", 4) if retries is None else retries),
+            "backoff": _env_number("ENVBUILDER_HTTP_BACKOFF", 0.5) if backoff is None else backoff,
+            "timeout": timeout,
+        }
         self._http: Http | None = None
         self._http_lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="envbuilder-index")

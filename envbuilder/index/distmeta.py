@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import tarfile
 import zipfile
+import zlib
 from pathlib import Path, PurePosixPath
 from typing import IO
 
@@ -44,7 +45,7 @@ def read_wheel_metadata(source: str | Path | IO[bytes], project: str, filename: 
     try:
         with zipfile.ZipFile(source) as zf:
             return zf.read(wheel_metadata_member(zf.namelist(), project, filename))
-    except zipfile.BadZipFile as exc:
+    except (zipfile.BadZipFile, EOFError, zlib.error) as exc:
         raise MetadataNotFound(f"{filename}: not a valid zip archive: {exc}") from exc
 
 
@@ -64,7 +65,7 @@ def read_sdist_pkg_info(path: Path, project: str, filename: str) -> bytes:
             if handle is None:
                 raise MetadataNotFound(f"{filename}: {member} is not a regular file")
             return handle.read()
-    except (zipfile.BadZipFile, tarfile.TarError, OSError) as exc:
+    except (zipfile.BadZipFile, tarfile.TarError, OSError, EOFError, zlib.error) as exc:
         raise MetadataNotFound(f"{filename}: cannot read the sdist: {exc}") from exc
 
 

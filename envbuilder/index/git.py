@@ -21,6 +21,10 @@ from envbuilder.index.errors import MissingFromCache
 
 FULL_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # SHA-1 or SHA-256 object names
 _ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}
+# A partial clone fetches missing objects lazily from its promisor remote on any lookup. Local
+# queries forbid every transport, so they never touch the network (and offline mode really is
+# offline); only `_fetch` talks to the remote.
+_NO_LAZY_FETCH = ("-c", "protocol.allow=never")
 
 
 @dataclass(frozen=True)
@@ -61,10 +65,10 @@ class GitSources:
         self.offline = offline
         self.timeout = timeout
 
-    def _git(self, repo: Path, *args: str) -> str:
+    def _git(self, repo: Path, *args: str, network: bool = False) -> str:
         try:
             result = subprocess.run(
-                ["git", "--git-dir", str(repo), *args],
+                ["git", *(() if network else _NO_LAZY_FETCH), "--git-dir", str(repo), *args],
                 capture_output=True,
                 text=True,
                 timeout=self.timeout,
@@ -126,12 +130,12 @@ class GitSources:
         """Fetch the commits by id; servers that refuse unadvertised ids get a fetch of all refs."""
         base = ("fetch", "--quiet", "--no-tags", "--filter=blob:none", "origin")
         try:
-            self._git(repo, *base, *commits)
+            self._git(repo, *base, *commits, network=True)
             return
         except GitError as by_id:
             first_error = by_id
         try:
-            self._git(repo, *base, "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*")
+            self._git(repo, *base, "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*", network=True)
         except GitError as exc:
             raise Unreachable(
                 f"cannot fetch git repository {url}: {exc or first_error}; check the URL, your network "

@@ -1,0 +1,75 @@
+"""Project pages: PEP 691 JSON and PEP 503 HTML give the same FileInfo values."""
+
+from __future__ import annotations
+
+import pytest
+from packaging.tags import Tag
+from packaging.version import Version
+
+from envbuilder.index import IndexClient
+from tests.support.dists import make_sdist, make_wheel
+from tests.support.index_server import IndexServer
+
+
+def _populate(server: IndexServer) -> None:
+    server.add(make_wheel("Demo_Pkg", "1.0", tags="cp312-cp312-manylinux_2_28_x86_64"), requires_python=">=3.10")
+    server.add(make_wheel("Demo_Pkg", "1.1"), yanked="broken build")
+    server.add(make_sdist("Demo_Pkg", "1.1"), yanked=True)
+
+
+@pytest.mark.parametrize("formats", [("json", "html"), ("html",)], ids=["json", "html"])
+def test_page_lists_every_file_with_its_facts(index_server: IndexServer, index_client: IndexClient, formats):
+    index_server.formats = formats
+    _populate(index_server)
+
+    files = {f.filename: f for f in index_client.files("demo.pkg")}  # any spelling of the name
+
+    assert set(files) == {
+        "demo_pkg-1.0-cp312-cp312-manylinux_2_28_x86_64.whl", "demo_pkg-1.1-py3-none-any.whl", "demo_pkg-1.1.tar.gz"}
+    whl = files["demo_pkg-1.0-cp312-cp312-manylinux_2_28_x86_64.whl"]
+    assert whl.project == "demo-pkg" and whl.kind == "wheel" and whl.version == Version("1.0")
+    assert Tag("cp312", "cp312", "manylinux_2_28_x86_64") in whl.tags
+    assert whl.requires_python == ">=3.10" and whl.yanked is None
+    assert whl.url == index_server.file_url(whl.filename)
+    assert len(whl.sha256) == 64 and whl.core_metadata and whl.core_metadata_sha256
+    assert files["demo_pkg-1.1-py3-none-any.whl"].yanked == "broken build"
+    assert files["demo_pkg-1.1.tar.gz"].yanked == "" and files["demo_pkg-1.1.tar.gz"].kind == "sdist"
+    accept = index_server.requests("/simple/demo-pkg/")[0].accept
+    assert accept.startswith("application/vnd.pypi.simple.v1+json")
+
+
+def test_json_and_html_pages_agree(index_server: IndexServer, index_cache, tmp_path):
+    _populate(index_server)
+    seen = {}
+    for formats in (("json",), ("html",)):
+        index_server.formats = formats
+        with IndexClient({"pypi": index_server.url}, type(index_cache)(tmp_path / "-".join(formats))) as client:
+            seen[formats] = client.files("demo-pkg")
+    strip = lambda f: (f.filename, f.url, f.sha256, f.requires_python, f.yanked, f.core_metadata_sha256)  # noqa: E731
+    assert [strip(f) for f in seen[("json",)]] == [strip(f) for f in seen[("html",)]]
+    assert seen[("json",)][0].size is not None and seen[("html",)][0].size is None  # HTML has no sizes
+
+
+def test_unknown_project_is_empty(index_server: IndexServer, index_client: IndexClient):
+    assert index_client.files("does-not-exist") == []
+
+
+def test_files_async_shares_one_request(index_server: IndexServer, index_client: IndexClient):
+    _populate(index_server)
+    futures = [index_client.files_async("demo-pkg") for _ in range(8)]
+    assert all(len(f.result()) == 3 for f in futures)
+    assert len(index_server.requests("/simple/demo-pkg/")) == 1
+
+
+def test_files_many_fans_out(index_server: IndexServer, index_client: IndexClient):
+    for i in range(10):
+        index_server.add(make_wheel(f"p{i}", "1.0"))
+    pages = index_client.files_many(f"P{i}" for i in range(10))
+    assert sorted(pages) == [f"p{i}" for i in range(10)] and all(len(v) == 1 for v in pages.values())
+
+
+def test_unknown_index_name_is_bad_input(index_client: IndexClient):
+    from envbuilder.errors import BadInput
+
+    with pytest.raises(BadInput, match="unknown index 'nope'"):
+        index_client.files("x", index="nope")

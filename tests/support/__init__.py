@@ -1,0 +1,1 @@
+"""Shared test helpers: a local index server, wheel/sdist builders, a git repo maker, fixtures."""
