@@ -116,6 +116,7 @@ class LockedPackage:
     marker: str | None = None
     build: BuildRecipe | None = None
     facets: Facets | None = None
+    overridden: tuple[str, ...] = ()  # what dependents asked before a matrix override replaced it
 
     @property
     def is_binary(self) -> bool:
@@ -131,6 +132,8 @@ class LockedPackage:
                 out[key] = getattr(self, key)
         if self.dependencies:
             out["dependencies"] = sorted(self.dependencies)
+        if self.overridden:
+            out["overridden"] = sorted(self.overridden)
         if self.build is not None:
             out["build"] = self.build.to_dict()
         if self.facets is not None:
@@ -147,6 +150,7 @@ class LockedPackage:
             marker=d.get("marker"),
             build=BuildRecipe.from_dict(d["build"]) if "build" in d else None,
             facets=Facets.from_dict(d["facets"]) if "facets" in d else None,
+            overridden=tuple(d.get("overridden", ())),
         )
 
 

@@ -16,6 +16,8 @@ from packaging.version import InvalidVersion, Version
 from pydantic import Field, field_validator, model_validator
 
 from envbuilder.model import StrictModel
+from envbuilder.serve.profile import ServeProfile
+from envbuilder.smoke.profile import SmokeProfile
 
 ARCH_RE = re.compile(r"^sm_(\d+)([af]?)$")
 SHA_RE = re.compile(r"^[0-9a-f]{40}$")
@@ -87,12 +89,15 @@ class Index(StrictModel):
 class StaticMetadata(StrictModel):
     """Metadata given in the matrix so resolving never has to build (uv's dependency-metadata)."""
 
+    version: str | None = None
     requires_dist: tuple[str, ...] = ()
     requires_python: str | None = None
 
 
 class Build(StrictModel):
-    from_: Literal["sdist", "wheel"] = Field(default="wheel", alias="from")
+    # sdist: always build from source; wheel: only prebuilt wheels; any: a wheel whose ABI facets
+    # fit, else the source build (the resolver backtracks to it).
+    from_: Literal["sdist", "wheel", "any"] = Field(default="wheel", alias="from")
     env: dict[str, str] = Field(default_factory=dict)
     apt: tuple[str, ...] = ()
     target: str | None = None
@@ -126,8 +131,8 @@ class PackageSpec(StrictModel):
         if self.git is not None:
             if not self.rev or not SHA_RE.match(self.rev):
                 raise ValueError("a git source needs `rev:` as a full 40-hex commit SHA (a branch or tag moves)")
-            if self.metadata is None:
-                raise ValueError("a git source needs static `metadata:` (version and requires_dist) to resolve")
+            if self.metadata is None or self.metadata.version is None:
+                raise ValueError("a git source needs static `metadata:` with `version` and `requires_dist` to resolve")
         elif self.rev is not None or self.subdirectory is not None:
             raise ValueError("`rev`/`subdirectory` only apply with `git:`")
         return self
@@ -175,8 +180,8 @@ class Matrix(StrictModel):
     indexes: dict[str, Index] = Field(default_factory=lambda: {"pypi": Index(default=True)})
     packages: dict[str, PackageSpec]
     knowledge: KnowledgeOverlay | None = None
-    serve: dict | None = None
-    smoke: dict | None = None
+    serve: ServeProfile | None = None
+    smoke: SmokeProfile | None = None
     validated: tuple[Validated, ...] = ()
 
     @field_validator("packages", mode="before")

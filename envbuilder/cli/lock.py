@@ -1,0 +1,50 @@
+"""`envbuilder lock`: resolve targets into locks, or check that the locks are current."""
+
+from __future__ import annotations
+
+import time
+
+import click
+from rich.console import Console
+
+from envbuilder.errors import CheckFailed
+from envbuilder.matrix import load_target, project_root, shipped_targets
+from envbuilder.resolve.locker import LockOptions, check_targets, lock_target
+
+console = Console(stderr=True, highlight=False)
+
+
+@click.command()
+@click.argument("targets", nargs=-1)
+@click.option("--check", is_flag=True, help="Exit 1 if a lock no longer matches its matrix (offline, exact).")
+@click.option("--offline", is_flag=True, help="Use only the local cache; say exactly what is missing.")
+@click.option("--upgrade", "-U", is_flag=True, help="Ignore the existing lock's pins.")
+@click.option("--upgrade-package", "-P", "upgrade_packages", multiple=True, metavar="NAME",
+              help="Let this package move off its locked version (repeatable).")
+def lock(targets: tuple[str, ...], check: bool, offline: bool, upgrade: bool,
+         upgrade_packages: tuple[str, ...]) -> None:
+    """Resolve TARGETS (default: every shipped target) into locks/<target>.lock.toml."""
+    root = project_root()
+    loaded = [load_target(t, root) for t in (targets or shipped_targets(root))]
+    if check:
+        reasons = check_targets(loaded, root)
+        for reason in reasons:
+            console.print(f"[red]stale[/] {reason}")
+        if reasons:
+            raise CheckFailed(f"{len(reasons)} lock problem(s); run `envbuilder lock` and commit the result")
+        console.print(f"[green]ok[/] {len(loaded)} lock(s) match their matrices")
+        return
+    options = LockOptions(offline, upgrade, frozenset(upgrade_packages))
+    for target in loaded:
+        for warning in target.warnings:
+            console.print(f"[yellow]warning[/] {warning}")
+        start = time.perf_counter()
+        result = lock_target(target, root, options)
+        state = "wrote" if result.changed else "unchanged"
+        console.print(f"[green]{state}[/] {result.path.relative_to(root)}: {len(result.lock.packages)} packages "
+                      f"in {time.perf_counter() - start:.1f}s")
+        for finding in result.lock.findings:
+            console.print(f"  [yellow]warning[/] {finding}")
+
+
+COMMANDS = [lock]

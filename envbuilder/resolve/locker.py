@@ -1,0 +1,115 @@
+"""The `lock` service: resolve each target against its indexes and write or check its lock.
+
+Stable re-locks: the pins of an existing lock are preferred unless `--upgrade` (all) or
+`--upgrade-package NAME` says otherwise, as `uv lock` does, so re-locking never churns.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from envbuilder.errors import BadInput, CheckFailed
+from envbuilder.index.cache import Cache
+from envbuilder.index.client import IndexClient
+from envbuilder.index.config import default_index_url
+from envbuilder.index.errors import MissingFromCache
+from envbuilder.knowledge import Knowledge, load_knowledge
+from envbuilder.lock import Lock, dumps, lock_path, read_lock, write_lock
+from envbuilder.matrix import Target
+from envbuilder.resolve.environment import TargetEnvironment
+from envbuilder.resolve.hooks import ResolverHook, default_hook
+from envbuilder.resolve.lockbuild import build_lock, finding_line
+from envbuilder.resolve.prefetch import PrefetchingFinder
+from envbuilder.resolve.resolver import resolve
+
+
+@dataclass(frozen=True)
+class LockOptions:
+    offline: bool = False
+    upgrade: bool = False
+    upgrade_packages: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class LockResult:
+    target: str
+    path: Path
+    lock: Lock
+    changed: bool
+
+
+def index_urls(target: Target) -> dict[str, str]:
+    """Index name -> URL: `url`, else `url_env`'s value, else (for `pypi`) the user's default."""
+    urls = {}
+    for name, index in target.indexes.items():
+        url = index.url or (os.environ.get(index.url_env) if index.url_env else None)
+        if url is None and name == "pypi":
+            url = default_index_url()
+        if url is None:
+            hint = f"set {index.url_env}" if index.url_env else "give it a `url:`"
+            raise BadInput(f"{target.source_path}: key 'indexes.{name}': no URL ({hint})")
+        urls[name] = url
+    return urls
+
+
+def preferred_pins(previous: Lock | None, options: LockOptions) -> dict[str, str]:
+    if previous is None or options.upgrade:
+        return {}
+    return {p.name: p.version for p in previous.packages if p.name not in options.upgrade_packages}
+
+
+def lock_target(target: Target, root: Path, options: LockOptions, knowledge: Knowledge | None = None,
+                hook: ResolverHook | None = None, cache: Cache | None = None) -> LockResult:
+    knowledge = (knowledge or load_knowledge()).with_overlay(
+        target.knowledge.model_dump() if target.knowledge else None)
+    hook = hook or default_hook(target, knowledge)
+    path = lock_path(root, target.name)
+    previous = _read_previous(path)
+    with IndexClient(index_urls(target), cache=cache, offline=options.offline) as client:
+        finder = PrefetchingFinder(client, TargetEnvironment(target.platform))
+        try:
+            resolution = resolve(target, finder, hook, preferred_pins(previous, options))
+        except MissingFromCache:
+            raise client.missing_from_cache() or MissingFromCache(["(unknown)"]) from None
+    lock, findings = build_lock(resolution, knowledge, hook)
+    _refuse_errors(lock, findings)
+    return LockResult(target.name, path, lock, write_lock(lock, path))
+
+
+def _read_previous(path: Path) -> Lock | None:
+    try:
+        return read_lock(path) if path.exists() else None
+    except BadInput:
+        return None  # an unreadable old lock is replaced, not preferred
+
+
+def _refuse_errors(lock: Lock, findings: list) -> None:
+    errors = [f for f in findings if getattr(f, "severity", "") == "error"]
+    if errors:
+        lines = "\n".join(f"  - {finding_line(f)}" for f in errors)
+        raise CheckFailed(f"{lock.target}: the resolved set breaks rules:\n{lines}")
+
+
+def stale_reasons(target: Target, path: Path, knowledge: Knowledge | None = None) -> list[str]:
+    """Why a lock no longer matches its matrix (empty when current). Offline and exact."""
+    if not path.exists():
+        return [f"{path}: missing (run `envbuilder lock {target.name}`)"]
+    text = path.read_text(encoding="utf-8")
+    lock = read_lock(path)
+    knowledge = (knowledge or load_knowledge()).with_overlay(
+        target.knowledge.model_dump() if target.knowledge else None)
+    reasons = []
+    if lock.matrix_digest != target.digest:
+        reasons.append(f"{path}: matrix {target.source_path.name} changed since the lock was made")
+    if lock.knowledge_digest != knowledge.digest:
+        reasons.append(f"{path}: the knowledge base changed since the lock was made")
+    if dumps(lock) != text:
+        reasons.append(f"{path}: edited by hand or written by another envbuilder (its digest or layout differs)")
+    return reasons
+
+
+def check_targets(targets: Iterable[Target], root: Path) -> list[str]:
+    return [r for t in targets for r in stale_reasons(t, lock_path(root, t.name))]

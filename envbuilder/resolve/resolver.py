@@ -1,0 +1,60 @@
+"""Resolve one target: run resolvelib over the Factory and explain failures in words."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+from packaging.utils import NormalizedName
+from resolvelib import BaseReporter, Resolver
+from resolvelib.resolvers import ResolutionImpossible, ResolutionTooDeep
+
+from envbuilder.errors import CheckFailed
+from envbuilder.matrix import Target
+from envbuilder.resolve.candidates import Candidate
+from envbuilder.resolve.factory import Factory, Finder
+from envbuilder.resolve.hooks import ResolverHook
+from envbuilder.resolve.provider import Provider
+from envbuilder.resolve.requirements import Req
+
+MAX_ROUNDS = 20000
+
+
+@dataclass(frozen=True)
+class Resolution:
+    target: Target
+    pins: dict[NormalizedName, Candidate]  # base candidates, one per project
+    edges: dict[str, list[Req]]  # candidate key -> its dependency requirements
+    rejected: dict[NormalizedName, list[str]]
+
+
+def resolve(target: Target, finder: Finder, hook: ResolverHook,
+            preferred: Mapping[str, str] | None = None) -> Resolution:
+    factory = Factory(target, finder, hook, preferred)
+    resolver = Resolver(Provider(factory), BaseReporter())
+    try:
+        result = resolver.resolve(factory.root_requirements(), max_rounds=MAX_ROUNDS)
+    except ResolutionImpossible as exc:
+        raise CheckFailed(explain_conflict(target.name, exc.causes, factory)) from None
+    except ResolutionTooDeep:
+        raise CheckFailed(f"{target.name}: resolution did not settle within {MAX_ROUNDS} rounds; "
+                          "pin more packages in the matrix") from None
+    pins = {c.name: c for c in result.mapping.values() if not c.extras}
+    return Resolution(target, pins, factory.edges, dict(factory.rejected))
+
+
+def explain_conflict(target: str, causes: list, factory: Factory) -> str:
+    """The chain of requirements that cannot all hold, one per line, with why each was asked."""
+    by_name: dict[str, list[str]] = {}
+    for info in causes:
+        req: Req = info.requirement
+        by_name.setdefault(str(req.name), []).append(f"{req} (from {req.why or 'the matrix'})")
+    lines = [f"{target}: no set of versions satisfies the matrix and the ABI rules:"]
+    for name, wants in sorted(by_name.items()):
+        lines.append(f"  {name}:")
+        lines.extend(f"    - {w}" for w in dict.fromkeys(wants))
+        for reason in factory.rejected.get(name, [])[:5]:  # type: ignore[call-overload]
+            lines.append(f"    - rejected {name} {reason}")
+    if len(by_name) == 1:
+        lines.append("  no published version of it matches all of these")
+    return "\n".join(lines)
