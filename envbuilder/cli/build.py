@@ -1,0 +1,79 @@
+"""`envbuilder build`: a locked image through BuildKit; `--dry-run` prints the plan and Dockerfile."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from envbuilder.build import engine
+from envbuilder.build.plan import BuildPlan
+from envbuilder.build.service import BuildOptions, build, default_tag, prepare
+from envbuilder.cli.render import _target_name
+from envbuilder.errors import CheckFailed
+
+out = Console(highlight=False)
+err = Console(stderr=True, highlight=False)
+
+
+def _plan_text(plan: BuildPlan, tag: str) -> str:
+    lines = [f"target      {plan.target}", f"lock        {plan.lock_digest}", f"image       {tag}",
+             f"base        {plan.base_image}{'' if plan.base_pinned else '  (a tag, not a digest)'}",
+             f"python      {plan.python}  venv /opt/venv (hashes required, no resolution)"]
+    if plan.cuda:
+        lines.append(f"cuda        {plan.cuda}  CUDA_HOME={plan.cuda_home}  arch {plan.gpu_arch or '-'}")
+    for b in plan.builds:
+        roots = ", ".join(b.package.build.requires) if b.package.build and b.package.build.requires else ""
+        inputs = f"{roots} + {len(b.inputs) - len(b.package.build.requires)} deps, hashed" if roots else "its sdist only"
+        lines.append(f"stage       {b.stage}: {b.package.name} {b.package.version} -> {b.product} (inputs: {inputs})")
+    lines.append("stage       tool: envbuilder in /opt/envbuilder/tool (outside the locked venv)")
+    lines.append("stage       python, runtime")
+    if plan.serve_command:
+        lines.append(f"serve       {plan.serve_command}")
+    lines.append("build args  INDEX_URL (your pip/uv index), MAX_JOBS (from the builder's memory); "
+                 "secrets: cacert (your CA bundle), netrc")
+    lines += [f"note        {n}" for n in plan.notes]
+    return "\n".join(lines)
+
+
+@click.command("build")
+@click.argument("target", required=False)
+@click.option("--target", "target_opt", metavar="TARGET", help="The matrix target (same as TARGET).")
+@click.option("-t", "--tag", "tags", multiple=True, help="Image tag [envbuilder/TARGET:<lock digest>].")
+@click.option("--dry-run", is_flag=True, help="Print the plan and the whole Dockerfile; build nothing.")
+@click.option("--secret", "secrets", multiple=True, metavar="id=NAME,src=FILE",
+              help="BuildKit secret (cacert: a CA bundle; netrc: index credentials). Repeatable.")
+@click.option("--driver", type=click.Choice(["buildx", "docker"]), help="Force a build driver.")
+@click.option("--docker", "docker_cli", metavar="PATH", help="The docker CLI to use.")
+@click.option("--network", metavar="MODE", help="RUN network mode, e.g. host.")
+@click.option("--no-cache", is_flag=True, help="Ignore BuildKit's layer cache.")
+@click.option("--max-jobs", type=int, help="Parallel compile jobs [from the builder's memory].")
+@click.option("--stage", help="Build only up to this Dockerfile stage.")
+@click.option("--lock", "lock_file", type=click.Path(path_type=Path), help="Lock file [locks/TARGET.lock.toml].")
+@click.option("--context", "context_dir", type=click.Path(path_type=Path), help="Keep the build context here.")
+@click.option("--verify", "run_verify", is_flag=True, help="Run `envbuilder verify` in the image afterwards.")
+def build_cmd(target, target_opt, tags, dry_run, secrets, driver, docker_cli, network, no_cache, max_jobs,
+              stage, lock_file, context_dir, run_verify) -> None:
+    """Build TARGET's locked image through BuildKit."""
+    name = _target_name(target, target_opt)
+    if dry_run:
+        rendered = prepare(name, lock_file)
+        click.echo(_plan_text(rendered.plan, tags[0] if tags else default_tag(rendered.plan)) + "\n")
+        sys.stdout.write(rendered.dockerfile)
+        return
+    opts = BuildOptions(tags=tuple(tags), stage=stage, driver=driver, docker=docker_cli, secrets=tuple(secrets),
+                        network=network, no_cache=no_cache, max_jobs=max_jobs, lock_file=lock_file,
+                        context_dir=context_dir)
+    outcome = build(name, opts, echo=lambda line: err.print(line, markup=False))
+    cached = sum(1 for s in outcome.result.progress.steps.values() if s.cached)
+    out.print(f"built {outcome.tag} with {outcome.driver.describe()} ({cached} steps cached)")
+    if run_verify:
+        result = engine.run(outcome.tag, ["envbuilder", "verify"])
+        out.print(result.output.rstrip(), markup=False)
+        if result.returncode != 0:
+            raise CheckFailed(f"verify failed in {outcome.tag} (exit {result.returncode})")
+
+
+COMMANDS = [build_cmd]
