@@ -4,7 +4,7 @@
 #
 # Exports (the tests read them; without them the tests look in the same fixed cache paths):
 #   ENVBUILDER_LLAMA_SERVER       llama.cpp's llama-server binary
-#   ENVBUILDER_TRANSFORMERS_PY    python of a venv with torch (CPU) + transformers[serving]
+#   ENVBUILDER_TRANSFORMERS_PY    python of a venv with torch (CPU) + transformers[serving] + gguf
 #   ENVBUILDER_CHROMIUM           headless browser for the HTML report test
 
 ENVBUILDER_CI_CACHE="${ENVBUILDER_CI_CACHE:-$HOME/.cache/envbuilder-ci}"
@@ -37,12 +37,13 @@ _llm_build_llama_server() {
 
 _llm_transformers_venv() {
     # A venv of its own: torch 2.13.0 (CPU wheel from the local wheel folder) must not touch .venv.
+    # It also writes the tests' tiny models (gguf for the GGUF file, transformers for the HF folder).
     local venv="$ENVBUILDER_CI_CACHE/venv-transformers"
-    if "$venv/bin/python" -c 'import transformers, torch, fastapi, uvicorn' 2>/dev/null; then
+    if "$venv/bin/python" -c 'import transformers, torch, fastapi, uvicorn, gguf' 2>/dev/null; then
         _llm_log "transformers serve venv cached"; return 0
     fi
     python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet "torch==2.13.0" "transformers[serving]==5.24.0"
+    "$venv/bin/pip" install --quiet "torch==2.13.0" "transformers[serving]==5.24.0" "gguf==0.17.1"
 }
 
 _llm_chromium() {

@@ -35,8 +35,6 @@ def serve_cmd(target: str, dry_run: bool, do_smoke: bool, exit_when_done: bool, 
     command = build_command(t.serve, model=model, binary=binary, environ=os.environ)
     if dry_run:
         out = Console(highlight=False, soft_wrap=True)
-        for key, value in sorted(command.env.items()):
-            out.print(f"export {key}={value}", markup=False)
         out.print(command.shell(), markup=False)
         out.print(f"# ready: GET {command.base_url}{t.serve.ready_path} -> 200 within "
                   f"{t.serve.startup_timeout_s:g} s; then {t.serve.models_path}", markup=False)
