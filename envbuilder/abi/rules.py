@@ -177,6 +177,11 @@ def driver_arch(target: TargetFacts, knowledge: Knowledge) -> list[Finding]:
 def arch_coverage(subject: Subject, target: TargetFacts, knowledge: Knowledge) -> list[Finding]:
     facets = subject.facets
     if target.arch is None or facets is None or not (facets.sass or facets.ptx):
+        hint = _toolkit_hint(subject, target, knowledge) if is_cuda_binary(facets) else ""
+        if hint:
+            return [Finding(package=subject.package.name, rule="arch-coverage", severity="error",
+                            why=f"{subject.label} compiles no GPU code for {target.arch.sass}{hint}",
+                            reference=REF_ARCH)]
         if is_cuda_binary(facets) and target.arch is not None:
             return [Finding(package=subject.package.name, rule="arch-coverage", severity="info",
                             why=f"{subject.label}: no source says which GPU archs it carries "

@@ -37,12 +37,11 @@ def render_text(result: GateResult, console: Console) -> None:
             console.print(changes)
         else:
             console.print("  no package changes")
-        if target.findings:
-            table = Table("severity", "package", "rule", "why", "reference", box=None, pad_edge=False)
-            for f in target.findings:
-                table.add_row(f"[{STYLE[f.severity]}]{f.severity}[/] ({_status(f)})", f.package, f.rule, f.why,
-                              f.reference or "")
-            console.print(table)
+        for f in target.findings:
+            console.print(f"  [{STYLE[f.severity]}]{f.severity.upper():7}[/] {f.package}  [bold]{f.rule}[/]  ({_status(f)})")
+            console.print(f"          {f.why}", markup=False)
+            if f.reference:
+                console.print(f"          see {f.reference}", markup=False)
         if target.validated:
             console.print(f"  validated: {target.validated.note}")
 
