@@ -19,9 +19,10 @@ console = Console(stderr=True, highlight=False)
 @click.option("--check", is_flag=True, help="Exit 1 if a lock no longer matches its matrix (offline, exact).")
 @click.option("--offline", is_flag=True, help="Use only the local cache; say exactly what is missing.")
 @click.option("--upgrade", "-U", is_flag=True, help="Ignore the existing lock's pins.")
+@click.option("--refresh", is_flag=True, help="Resolve again even when the lock is current.")
 @click.option("--upgrade-package", "-P", "upgrade_packages", multiple=True, metavar="NAME",
               help="Let this package move off its locked version (repeatable).")
-def lock(targets: tuple[str, ...], check: bool, offline: bool, upgrade: bool,
+def lock(targets: tuple[str, ...], check: bool, offline: bool, upgrade: bool, refresh: bool,
          upgrade_packages: tuple[str, ...]) -> None:
     """Resolve TARGETS (default: every shipped target) into locks/<target>.lock.toml."""
     root = project_root()
@@ -34,13 +35,13 @@ def lock(targets: tuple[str, ...], check: bool, offline: bool, upgrade: bool,
             raise CheckFailed(f"{len(reasons)} lock problem(s); run `envbuilder lock` and commit the result")
         console.print(f"[green]ok[/] {len(loaded)} lock(s) match their matrices")
         return
-    options = LockOptions(offline, upgrade, frozenset(upgrade_packages))
+    options = LockOptions(offline, upgrade, frozenset(upgrade_packages), refresh)
     for target in loaded:
         for warning in target.warnings:
             console.print(f"[yellow]warning[/] {warning}")
         start = time.perf_counter()
         result = lock_target(target, root, options)
-        state = "wrote" if result.changed else "unchanged"
+        state = "wrote" if result.changed else ("unchanged" if result.resolved else "current")
         console.print(f"[green]{state}[/] {result.path.relative_to(root)}: {len(result.lock.packages)} packages "
                       f"in {time.perf_counter() - start:.1f}s")
         for finding in result.lock.findings:

@@ -31,6 +31,9 @@ class LockOptions:
     offline: bool = False
     upgrade: bool = False
     upgrade_packages: frozenset[str] = frozenset()
+    refresh: bool = False  # resolve again even when the lock is current
+
+
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,12 @@ class LockResult:
     path: Path
     lock: Lock
     changed: bool
+    resolved: bool = True  # False when the current lock was kept without resolving
+
+
+def knowledge_for(target: Target) -> Knowledge:
+    """The shipped knowledge with the target's own facts layered on top."""
+    return load_knowledge().with_overlay(target.knowledge.model_dump() if target.knowledge else None)
 
 
 def index_urls(target: Target) -> dict[str, str]:
@@ -63,11 +72,12 @@ def preferred_pins(previous: Lock | None, options: LockOptions) -> dict[str, str
 
 def lock_target(target: Target, root: Path, options: LockOptions, knowledge: Knowledge | None = None,
                 hook: ResolverHook | None = None, cache: Cache | None = None) -> LockResult:
-    knowledge = (knowledge or load_knowledge()).with_overlay(
-        target.knowledge.model_dump() if target.knowledge else None)
+    knowledge = knowledge or knowledge_for(target)
     hook = hook or default_hook(target, knowledge)
     path = lock_path(root, target.name)
     previous = _read_previous(path)
+    if previous is not None and _keep_current(target, path, knowledge, options):
+        return LockResult(target.name, path, previous, changed=False, resolved=False)
     with IndexClient(index_urls(target), cache=cache, offline=options.offline) as client:
         finder = PrefetchingFinder(client, TargetEnvironment(target.platform))
         try:
@@ -77,6 +87,12 @@ def lock_target(target: Target, root: Path, options: LockOptions, knowledge: Kno
     lock, findings = build_lock(resolution, knowledge, hook)
     _refuse_errors(lock, findings)
     return LockResult(target.name, path, lock, write_lock(lock, path))
+
+
+def _keep_current(target: Target, path: Path, knowledge: Knowledge, options: LockOptions) -> bool:
+    """A current lock is kept as is (as `uv lock` does): same matrix, same knowledge, no upgrade asked."""
+    wants_change = options.upgrade or options.upgrade_packages or options.refresh
+    return not wants_change and not stale_reasons(target, path, knowledge)
 
 
 def _read_previous(path: Path) -> Lock | None:
@@ -99,9 +115,10 @@ def stale_reasons(target: Target, path: Path, knowledge: Knowledge | None = None
         return [f"{path}: missing (run `envbuilder lock {target.name}`)"]
     text = path.read_text(encoding="utf-8")
     lock = read_lock(path)
-    knowledge = (knowledge or load_knowledge()).with_overlay(
-        target.knowledge.model_dump() if target.knowledge else None)
+    knowledge = knowledge or knowledge_for(target)
     reasons = []
+    if lock.target != target.name:
+        reasons.append(f"{path}: locks target {lock.target!r}, not {target.name!r}")
     if lock.matrix_digest != target.digest:
         reasons.append(f"{path}: matrix {target.source_path.name} changed since the lock was made")
     if lock.knowledge_digest != knowledge.digest:
