@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
 
 from envbuilder.doctor.model import CapacityFacts, ContainerFacts
 from envbuilder.doctor.sources import HostSources
@@ -18,9 +19,8 @@ CDI_DIRS = ("/etc/cdi", "/var/run/cdi")
 
 
 def _cores(sources: HostSources) -> int:
-    text = sources.read("/proc/cpuinfo")
-    if text is not None and sources.root != type(sources.root)("/"):
-        return max(1, len(re.findall(r"^processor\s*:", text, re.M)))
+    if sources.root != Path("/"):  # a recorded host: count its /proc/cpuinfo
+        return max(1, len(re.findall(r"^processor\s*:", sources.read("/proc/cpuinfo") or "", re.M)))
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:

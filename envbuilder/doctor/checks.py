@@ -138,12 +138,12 @@ def driver_lock_cuda(ctx: Context) -> Check | None:
         findings, cudas, what = rules.driver_cuda(stub, host, ctx.knowledge), [toolkit], "the target's toolkit"
     else:
         findings = [f for s in ctx.subjects for f in rules.driver_cuda(s, host, ctx.knowledge)]
-        what = f"the binaries in {ctx.lock_label}"
+        what = f"every CUDA binary in {ctx.lock_label}"
     newest = cudas[-1] if cudas else None
     native = rules.toolkit_driver(ctx.knowledge, newest) if newest and "." in newest else None
     return _findings_check(
         "driver.lock-cuda", findings,
-        passed=f"driver {ctx.host.driver.version} runs CUDA {', '.join(cudas) or 'none'} ({what})",
+        passed=f"driver {ctx.host.driver.version} runs CUDA {', '.join(cudas) or 'none'}: {what}",
         needed=f"a driver for CUDA {', '.join(cudas)}" + (f" (>= {native} natively)" if native else ""),
         fix=f"upgrade the driver to {native} or newer" if native else "upgrade the NVIDIA driver")
 

@@ -42,6 +42,8 @@ def nvml_answers() -> dict:
         raise NvmlUnavailable(f"NVML: {exc}") from exc
     try:
         return _nvml_collect(pynvml)
+    except pynvml.NVMLError as exc:
+        raise NvmlUnavailable(f"NVML: {exc}") from exc
     finally:
         pynvml.nvmlShutdown()
 
