@@ -16,7 +16,9 @@ import tomli_w
 from packaging.requirements import Requirement
 
 import envbuilder
+from envbuilder.build import fetch
 from envbuilder.build.plan import BuildPlan, SourceBuild
+from envbuilder.errors import BadInput
 from envbuilder.lock import dumps
 from envbuilder.lock.model import Artifact, Lock, LockedPackage
 
@@ -53,8 +55,20 @@ def venv_requirements(lock: Lock, origin: str) -> bytes:
     return requirements.render(selection.select(lock, skip_source_builds=True, origin=origin), origin).encode()
 
 
+def _fetch_files(build: SourceBuild) -> dict[str, bytes]:
+    """A binary build fetches its sdist by hash with a stdlib script (see envbuilder.build.fetch)."""
+    sdist = build.sdist
+    if sdist is None:
+        raise BadInput(f"lock: package {build.package.name!r}: a binary build needs an sdist artifact; re-run `envbuilder lock`")
+    source = {"name": build.package.name, "filename": sdist.filename, "sha256": sdist.sha256}
+    return {"source.json": (json.dumps(source, indent=2, sort_keys=True) + "\n").encode(),
+            "fetch.py": Path(fetch.__file__).read_bytes()}
+
+
 def stage_files(build: SourceBuild) -> dict[str, bytes]:
     base = f"requirements/{build.stage}"
+    if build.product == "binary":
+        return {f"{base}/{name}": data for name, data in _fetch_files(build).items()}
     files = {f"{base}/source.txt": _text(source_line(build.package))}
     if build.inputs or build.tools_hashed:
         lines = [line for p in (*build.inputs, *build.tools_hashed) for line in pin_lines(p, p.artifacts)]

@@ -297,6 +297,9 @@ def make_plan(lock: Lock, target: Target, matrix_files: tuple[str, ...] = ()) ->
     if cuda:
         _check_cuda_major(lock, cuda)
     notes: list[str] = list(target.warnings)
+    if lock.matrix_digest != target.digest:
+        notes.append(f"the lock was made from another version of {target.source_path.name}: "
+                     "run `envbuilder lock` to bring it up to date")
     builds = []
     for pkg in sorted(lock.packages, key=lambda p: canonicalize_name(p.name)):
         if pkg.build is None:

@@ -66,7 +66,7 @@ def build_cmd(target, target_opt, tags, dry_run, secrets, driver, docker_cli, ne
     opts = BuildOptions(tags=tuple(tags), stage=stage, driver=driver, docker=docker_cli, secrets=tuple(secrets),
                         network=network, no_cache=no_cache, max_jobs=max_jobs, lock_file=lock_file,
                         context_dir=context_dir)
-    outcome = build(name, opts, echo=lambda line: err.print(line, markup=False))
+    outcome = build(name, opts, echo=lambda line: click.echo(line, err=True))
     cached = sum(1 for s in outcome.result.progress.steps.values() if s.cached)
     out.print(f"built {outcome.tag} with {outcome.driver.describe()} ({cached} steps cached)")
     if run_verify:
