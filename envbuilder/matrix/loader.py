@@ -111,10 +111,14 @@ def _load_merged(file: Path, depth: int = 0) -> _Doc:
         raise BadInput(f"{doc.origins[('extends',)]}: key 'extends': must be a matrix file name")
     if depth >= MAX_EXTENDS_DEPTH:
         raise BadInput(f"{doc.origins[('extends',)]}: key 'extends': chain deeper than {MAX_EXTENDS_DEPTH} (a cycle?)")
-    base_file = (file.parent / parent).resolve()
-    if not base_file.suffix:
-        base_file = base_file.with_suffix(".yaml")
-    if not base_file.exists():
+    try:
+        base_file = (file.parent / parent).resolve()
+        if not base_file.suffix:
+            base_file = base_file.with_suffix(".yaml")
+        found = base_file.is_file()
+    except (OSError, ValueError):  # a NUL byte, an over-long name, the root directory
+        found = False
+    if not found:
         raise BadInput(f"{doc.origins[('extends',)]}: key 'extends': {parent!r} not found beside {file.name}")
     merged = _load_merged(base_file, depth + 1)
     _merge(merged, doc)
