@@ -50,6 +50,7 @@ class AbiHook:
         self.inspector = inspector
         self.ancestry = ancestry if ancestry is not None else default_ancestry
         self.facts = TargetFacts.of(target, toolchain)
+        self._reports: dict[tuple[str, str | None], Any] = {}
 
     # ------------------------------------------------------------------ questions while resolving
 
@@ -146,7 +147,10 @@ class AbiHook:
     def _report(self, filename: str, sha256: str | None):
         if self.inspector is None:
             return None
-        return self.inspector(filename, sha256)
+        key = (filename, sha256)
+        if key not in self._reports:
+            self._reports[key] = self.inspector(filename, sha256)
+        return self._reports[key]
 
     def _links_torch(self, package: LockedPackage) -> bool:
         wheel = _wheel_of(package)
@@ -249,6 +253,9 @@ def cached_inspector(filename: str, sha256: str | None):
         raise _Miss
 
     try:
-        return cache.cached(cache.sha256_key(sha256), "wheel", miss)
+        key = cache.sha256_key(sha256)
+        if not cache._entry_path(key).exists():  # most artifacts were never inspected: no lock file for them
+            return None
+        return cache.cached(key, "wheel", miss)
     except (_Miss, ValueError):
         return None

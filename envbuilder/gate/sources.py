@@ -41,7 +41,8 @@ class Pair:
     head: Side | None
 
 
-def read_side(path: Path, display: str | None = None, root: Path | None = None) -> Side:
+def read_side(path: Path, display: str | None = None, root: Path | None = None, target: Any = None) -> Side:
+    """A lock file and its matrix (`target` when the caller already loaded it)."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -49,7 +50,9 @@ def read_side(path: Path, display: str | None = None, root: Path | None = None) 
     except OSError as exc:
         raise BadInput(f"{path}: cannot read: {exc.strerror}") from None
     lock = loads(text, str(display or path))
-    return Side(lock, display or str(path), text, _target(lock.target, root))
+    if target is None or getattr(target, "name", None) != lock.target:
+        target = _target(lock.target, root)
+    return Side(lock, display or str(path), text, target)
 
 
 def _target(name: str, root: Path | None) -> Any:
@@ -141,7 +144,5 @@ def pair_of_files(base: Path, head: Path | None, root: Path | None = None) -> Pa
         from envbuilder.matrix import project_root
 
         head = lock_path(root or project_root(), base_side.lock.target)
-    head_side = read_side(head, str(head), root)
-    if base_side.target is None:
-        base_side = Side(base_side.lock, base_side.path, base_side.text, head_side.target)
+    head_side = read_side(head, str(head), root, target=base_side.target)
     return Pair(head_side.lock.target, base_side, head_side)

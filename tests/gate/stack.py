@@ -63,12 +63,16 @@ def _synthesized() -> Lock:
     return with_recorded_facets(lock)
 
 
-def with_recorded_facets(lock: Lock) -> Lock:
-    """What the resolver records: the hook's facets for each package."""
+def recorded_facets(package: LockedPackage, torch: str | None):
+    """What the resolver records for a package: the hook's facets."""
     hook = AbiHook(load_target(TARGET, root=ROOT), load_knowledge())
+    return hook.package_facets(package, {"torch": torch} if torch else {})
+
+
+def with_recorded_facets(lock: Lock) -> Lock:
     torch = lock.package("torch")
-    providers = {"torch": torch.version} if torch else {}
-    return lock.replace_packages(tuple(replace(p, facets=hook.package_facets(p, providers)) for p in lock.packages))
+    version = torch.version if torch else None
+    return lock.replace_packages(tuple(replace(p, facets=recorded_facets(p, version)) for p in lock.packages))
 
 
 def stack_lock() -> Lock:
