@@ -15,6 +15,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 from pydantic import Field, field_validator, model_validator
 
+from envbuilder.knowledge import BinaryFact, KnownIssue
 from envbuilder.model import StrictModel
 from envbuilder.serve.profile import ServeProfile
 from envbuilder.smoke.profile import SmokeProfile
@@ -152,8 +153,8 @@ class Validated(StrictModel):
 class KnowledgeOverlay(StrictModel):
     """Facts a matrix adds for its own target; merged over the shipped knowledge base."""
 
-    known_issues: tuple[dict, ...] = ()
-    binaries: tuple[dict, ...] = ()
+    known_issues: tuple[KnownIssue, ...] = ()
+    binaries: tuple[BinaryFact, ...] = ()
 
 
 def _parse_version(value: str) -> Version:
