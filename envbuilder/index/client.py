@@ -20,7 +20,7 @@ import hashlib
 import os
 import threading
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
@@ -41,7 +41,7 @@ from envbuilder.index.errors import RECOVERY_HINT, HashMismatch, MissingFromCach
 from envbuilder.index.http import Http
 from envbuilder.index.models import CoreMetadata, FileInfo
 from envbuilder.index.rangefile import RangeFile
-from envbuilder.index.simple import ACCEPT, PageError, files_from_json, files_to_json, parse_page
+from envbuilder.index.simple import ACCEPT, PageError, files_from_json, files_to_json, filter_files, parse_page
 from envbuilder.index.singleflight import SingleFlight
 
 DEFAULT_PAGE_TTL = 600.0
@@ -58,7 +58,11 @@ def _env_number(var: str, default: float) -> float:
 
 
 class IndexClient:
-    """See the module docstring; construct once per run and `close()` (or use `with`)."""
+    """See the module docstring; construct once per run and `close()` (or use `with`).
+
+    `keep(platform_tags)` drops wheels for other platforms before they are built (see
+    filters.wheel_platform_filter); the cache holds whole pages, so all targets share it.
+    """
 
     def __init__(
         self,
@@ -70,10 +74,12 @@ class IndexClient:
         retries: int | None = None,
         backoff: float | None = None,
         timeout: float = 30.0,
+        keep: Callable[[str], bool] | None = None,
     ):
         self.indexes = dict(indexes) if indexes else {"pypi": default_index_url()}
         self.cache = cache if cache is not None else Cache()
         self.offline = offline
+        self.keep = keep  # wheel platform filter (envbuilder.index.filters); the cache keeps all
         self.page_ttl = _env_number("ENVBUILDER_PAGE_TTL", DEFAULT_PAGE_TTL) if page_ttl is None else page_ttl
         self.max_workers = max_workers
         self._http_args = {
@@ -169,20 +175,31 @@ class IndexClient:
 
     def _load_files(self, project: NormalizedName, index: str) -> list[FileInfo]:
         url = self.index_url(index)
-        cached = self.cache.read_page(url, project)
         if self.offline:
+            cached = self._cached_files(url, project, index, max_age=float("inf"))
             if cached is None:
                 raise self._miss(f"project page: {project} (index {index!r})")
-            return files_from_json(cached.body, index)
-        if cached is not None and cached.age() < self.page_ttl:
-            return files_from_json(cached.body, index)
+            return cached
+        cached = self._cached_files(url, project, index, self.page_ttl)
+        if cached is not None:
+            return cached
         with self.cache.locked("page", key_of(f"{url} {project}")):
-            cached = self.cache.read_page(url, project)  # another process may have just fetched it
-            if cached is not None and cached.age() < self.page_ttl:
-                return files_from_json(cached.body, index)
+            cached = self._cached_files(url, project, index, self.page_ttl)  # another process got it
+            if cached is not None:
+                return cached
             files = self._fetch_page(url, project, index)
             self.cache.write_page(url, project, files_to_json(files))
-        return files
+        return filter_files(files, self.keep)
+
+    def _cached_files(self, url: str, project: NormalizedName, index: str, max_age: float) -> list[FileInfo] | None:
+        page = self.cache.read_page(url, project)
+        if page is None or page.age() >= max_age:
+            return None
+        try:
+            return files_from_json(page.body, project, index, self.keep)
+        except ValueError:  # intact but unreadable (an older format): treat as a miss
+            self.cache.drop(self.cache.page_path(url, project))
+            return None
 
     def _fetch_page(self, index_url: str, project: NormalizedName, index: str) -> list[FileInfo]:
         page_url = f"{index_url.rstrip('/')}/{project}/"

@@ -1,32 +1,34 @@
 """Typed values the index client hands out: one distribution file, and its core metadata.
 
-FileInfo is built for thousands of files per project page (numpy has ~3,000), so parsing the
-filename into a version and wheel tags is lazy and memoised: most files are never looked at
-beyond their name once the resolver filters by version.
+FileInfo is built for thousands of files per project page (pydantic-core lists ~15,000), so the
+version is read from the filename by a split plus a memoised parse (files share few versions), and
+wheel tags are parsed only when asked for: a resolver looks at the tags of few versions.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any, Literal
 
 from packaging.metadata import parse_email
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.tags import Tag
-from packaging.utils import (
-    InvalidSdistFilename,
-    InvalidWheelFilename,
-    NormalizedName,
-    canonicalize_name,
-    parse_sdist_filename,
-    parse_wheel_filename,
-)
+from packaging.utils import InvalidWheelFilename, NormalizedName, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 FileKind = Literal["wheel", "sdist"]
 SDIST_SUFFIXES = (".tar.gz", ".zip")
+
+
+@lru_cache(maxsize=1 << 16)
+def _parse_version(text: str) -> Version | None:
+    """Version parsing is the hot spot of reading pages; most files share a few versions."""
+    try:
+        return Version(text)
+    except InvalidVersion:
+        return None
 
 
 def file_kind(filename: str) -> FileKind | None:
@@ -70,34 +72,37 @@ class FileInfo:
         return self.yanked is not None
 
     @cached_property
-    def _parsed(self) -> tuple[Version, frozenset[Tag]] | None:
-        try:
-            if self.kind == "wheel":
-                _, version, _, tags = parse_wheel_filename(self.filename)
-                return version, tags
-            _, version = parse_sdist_filename(self.filename)
-            return version, frozenset()
-        except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
-            return None
+    def version_or_none(self) -> Version | None:
+        """The version from the filename, None if it is not PEP 440 (old uploads)."""
+        name = self.filename
+        if name.endswith(".whl"):
+            text = name.split("-")[1] if name.count("-") >= 4 else ""
+        else:
+            text = name.removesuffix(".tar.gz").removesuffix(".zip").rpartition("-")[2]
+        return _parse_version(text)
 
     @property
     def valid(self) -> bool:
-        """False for files whose names packaging cannot parse (old, non-PEP 440 uploads)."""
-        return self._parsed is not None
+        """False for files whose version packaging cannot parse; skip those."""
+        return self.version_or_none is not None
 
     @property
     def version(self) -> Version:
         """The version from the filename; raises ValueError for unparseable names (see `valid`)."""
-        if self._parsed is None:
+        version = self.version_or_none
+        if version is None:
             raise ValueError(f"cannot parse a version from {self.filename!r}")
-        return self._parsed[0]
+        return version
 
-    @property
+    @cached_property
     def tags(self) -> frozenset[Tag]:
-        """The wheel's compatibility tags (empty for sdists)."""
-        if self._parsed is None:
-            raise ValueError(f"cannot parse tags from {self.filename!r}")
-        return self._parsed[1]
+        """The wheel's compatibility tags; empty for sdists and malformed wheel names."""
+        if self.kind != "wheel":
+            return frozenset()
+        try:
+            return parse_wheel_filename(self.filename)[3]
+        except (InvalidWheelFilename, InvalidVersion):
+            return frozenset()
 
     def to_json(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}

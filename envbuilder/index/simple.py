@@ -8,7 +8,8 @@ knows which one the index spoke.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import os
+from collections.abc import Callable, Iterable
 from html.parser import HTMLParser
 from typing import Any
 from urllib.parse import unquote, urldefrag, urljoin
@@ -144,11 +145,78 @@ def _anchor_file(attrs: dict[str, str | None], base: str, project: NormalizedNam
     )
 
 
+# The cache's page format: a JSON header line, then one JSON row per file (no repeated keys; the
+# URLs' common prefix and trailing filename factored out). One row per line lets a reader skip
+# files by name (other platforms' wheels: two thirds of a typical page) before decoding them.
+_FORMAT = 3
+
+
 def files_to_json(files: Iterable[FileInfo]) -> bytes:
-    """The cache's page format: FileInfo fields, minus the index name (the cache keys by URL)."""
-    return json.dumps([{k: v for k, v in f.to_json().items() if k != "index"} for f in files],
-                      separators=(",", ":")).encode()
+    files = list(files)
+    prefix = os.path.commonprefix([f.url for f in files]) if files else ""
+    prefix = prefix[: prefix.rfind("/") + 1]
+    lines = [json.dumps({"format": _FORMAT, "prefix": prefix})]
+    for f in files:
+        rest = f.url[len(prefix):]
+        appended = rest.endswith("/" + f.filename) or rest == f.filename
+        row = [f.filename, rest[: len(rest) - len(f.filename)] if appended else rest, appended, f.sha256,
+               f.size, f.requires_python, f.yanked, f.upload_time, f.core_metadata, f.core_metadata_sha256]
+        lines.append(json.dumps(row, separators=(",", ":")))
+    return "\n".join(lines).encode()
 
 
-def files_from_json(data: bytes, index: str) -> list[FileInfo]:
-    return [FileInfo(index=index, **d) for d in json.loads(data)]
+class _PlatformMemo:
+    """Answers `keep(platform tags)` once per distinct tag string (a page repeats a few dozen)."""
+
+    def __init__(self, keep: Callable[[str], bool]):
+        self.keep, self.seen = keep, {}  # type: dict[bytes, bool]
+
+    def keeps_row(self, line: bytes) -> bool:
+        end = line.find(b'",', 2)
+        if line.find(b".whl", end - 4, end) < 0:
+            return True  # sdists are kept: a build can target any platform
+        platforms = line[line.rfind(b"-", 2, end) + 1 : end - 4]
+        answer = self.seen.get(platforms)
+        if answer is None:
+            answer = self.seen[platforms] = self.keep(platforms.decode())
+        return answer
+
+    def keeps_file(self, file: FileInfo) -> bool:
+        if not file.filename.endswith(".whl"):
+            return True
+        return self.keep(file.filename[:-4].rpartition("-")[2])
+
+
+def filter_files(files: list[FileInfo], keep: Callable[[str], bool] | None) -> list[FileInfo]:
+    """Files whose wheel platform tags `keep` accepts (sdists and non-wheels always stay)."""
+    if keep is None:
+        return files
+    memo = _PlatformMemo(keep)
+    return [f for f in files if memo.keeps_file(f)]
+
+
+def files_from_json(
+    data: bytes, project: NormalizedName, index: str, keep: Callable[[str], bool] | None = None
+) -> list[FileInfo]:
+    """Rebuild FileInfo values from `files_to_json` output.
+
+    `keep(platform_tags)` (e.g. "manylinux_2_17_x86_64.manylinux2014_x86_64") drops wheels before
+    they are decoded. ValueError if the data is not in this format (the caller treats it as a miss).
+    """
+    lines = data.split(b"\n")
+    memo = _PlatformMemo(keep) if keep is not None else None
+    try:
+        header = json.loads(lines[0])
+        if header.get("format") != _FORMAT:
+            raise ValueError("unknown page format")
+        prefix = header["prefix"]
+        rows = lines[1:] if memo is None else [line for line in lines[1:] if memo.keeps_row(line)]
+        out = []
+        for name, rest, appended, sha, size, rp, yanked, uploaded, meta, meta_sha in json.loads(
+            b"[" + b",".join(rows) + b"]"  # one decode for the page: per-row loads cost 3x more
+        ):
+            url = prefix + rest + name if appended else prefix + rest
+            out.append(FileInfo(project, name, url, sha, size, rp, yanked, uploaded, meta, meta_sha, index))
+        return out
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"damaged cached page: {exc}") from exc

@@ -73,3 +73,33 @@ def test_unknown_index_name_is_bad_input(index_client: IndexClient):
 
     with pytest.raises(BadInput, match="unknown index 'nope'"):
         index_client.files("x", index="nope")
+
+
+def test_platform_filter_drops_other_platforms_wheels(index_server: IndexServer, index_cache):
+    from envbuilder.index.filters import wheel_platform_filter
+
+    for tags in ("cp312-cp312-manylinux_2_17_x86_64.manylinux2014_x86_64", "cp312-cp312-win_amd64",
+                 "cp312-cp312-musllinux_1_2_x86_64", "cp312-cp312-manylinux_2_28_aarch64", "py3-none-any",
+                 "cp312-cp312-linux_x86_64"):
+        index_server.add(make_wheel("multi", "1.0", tags=tags))
+    index_server.add(make_sdist("multi", "1.0"))
+    expected = {"multi-1.0-cp312-cp312-manylinux_2_17_x86_64.manylinux2014_x86_64.whl",
+                "multi-1.0-py3-none-any.whl", "multi-1.0-cp312-cp312-linux_x86_64.whl", "multi-1.0.tar.gz"}
+    keep = wheel_platform_filter("x86_64")
+    for _ in range(2):  # fetched from the index, then read back from the cache
+        with IndexClient({"pypi": index_server.url}, index_cache, keep=keep) as client:
+            assert {f.filename for f in client.files("multi")} == expected
+    with IndexClient({"pypi": index_server.url}, index_cache) as client:
+        assert len(client.files("multi")) == 7  # the cache holds the whole page
+    assert len(index_server.requests("/simple/multi/")) == 1
+
+
+def test_unusual_urls_and_names_survive_the_cache(index_server: IndexServer, index_cache):
+    from envbuilder.index.simple import files_from_json, files_to_json
+    from envbuilder.index.models import FileInfo
+
+    files = [FileInfo("odd", "odd-1.0.tar.gz", "https://a.invalid/x/odd-1.0.tar.gz", "ab" * 32, yanked="bad\n\"quote\""),
+             FileInfo("odd", "odd-1.1.tar.gz", "https://b.invalid/download?id=7", None, requires_python=">=3.8,<4"),
+             FileInfo("odd", "odd-2.0-py3-none-any.whl", "https://a.invalid/y/odd-2.0-py3-none-any.whl#frag", None)]
+    assert files_from_json(files_to_json(files), "odd", "pypi") == files
+    assert files_from_json(files_to_json([]), "odd", "pypi") == []
