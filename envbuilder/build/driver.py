@@ -175,3 +175,14 @@ def run_build(driver: Driver, request: BuildRequest,
 def _lines(stream: Iterable[str]) -> Iterable[str]:
     for line in stream:
         yield line.rstrip("\n")
+
+
+def push(driver: Driver, tag: str) -> None:
+    """Push a built tag with the same CLI (and so the same credentials) that built it."""
+    try:
+        result = subprocess.run([driver.cli, "push", tag], capture_output=True, text=True)
+    except OSError as exc:
+        raise Unreachable(f"cannot run {driver.cli}: {exc}") from None
+    if result.returncode != 0:
+        raise Unreachable(f"push of {tag} failed: {(result.stderr or result.stdout).strip()[-400:]}; "
+                          "check the registry is reachable and `docker login` was done")

@@ -9,13 +9,14 @@ import click
 from rich.console import Console
 
 from envbuilder.build import engine
+from envbuilder.build.driver import push as push_tag
 from envbuilder.build.plan import BuildPlan
 from envbuilder.build.service import BuildOptions, build, default_tag, prepare
 from envbuilder.cli.render import _target_name
 from envbuilder.errors import CheckFailed
 
-out = Console(highlight=False)
-err = Console(stderr=True, highlight=False)
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def _plan_text(plan: BuildPlan, tag: str) -> str:
@@ -54,8 +55,9 @@ def _plan_text(plan: BuildPlan, tag: str) -> str:
 @click.option("--lock", "lock_file", type=click.Path(path_type=Path), help="Lock file [locks/TARGET.lock.toml].")
 @click.option("--context", "context_dir", type=click.Path(path_type=Path), help="Keep the build context here.")
 @click.option("--verify", "run_verify", is_flag=True, help="Run `envbuilder verify` in the image afterwards.")
+@click.option("--push", is_flag=True, help="Push the tags after a successful build (and verify).")
 def build_cmd(target, target_opt, tags, dry_run, secrets, driver, docker_cli, network, no_cache, max_jobs,
-              stage, lock_file, context_dir, run_verify) -> None:
+              stage, lock_file, context_dir, run_verify, push) -> None:
     """Build TARGET's locked image through BuildKit."""
     name = _target_name(target, target_opt)
     if dry_run:
@@ -74,6 +76,9 @@ def build_cmd(target, target_opt, tags, dry_run, secrets, driver, docker_cli, ne
         out.print(result.output.rstrip(), markup=False)
         if result.returncode != 0:
             raise CheckFailed(f"verify failed in {outcome.tag} (exit {result.returncode})")
+    for tag in outcome.request.tags if push else ():
+        push_tag(outcome.driver, tag)
+        out.print(f"pushed {tag}")
 
 
 COMMANDS = [build_cmd]

@@ -14,8 +14,8 @@ from envbuilder.errors import BadInput
 from envbuilder.lock import lock_path
 from envbuilder.matrix import project_root, shipped_targets
 
-out = Console(highlight=False)
-err = Console(stderr=True, highlight=False)
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def _target_name(positional: str | None, option: str | None) -> str:

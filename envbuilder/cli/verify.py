@@ -11,7 +11,7 @@ from rich.console import Console
 from envbuilder.build.verify import load_subject, verify
 from envbuilder.errors import CheckFailed
 
-out = Console(highlight=False)
+out = Console(highlight=False, soft_wrap=True)
 
 
 @click.command("verify")

@@ -1,0 +1,256 @@
+"""The whole loop on a real docker engine, CPU target: lock -> build -> verify -> serve -> smoke,
+then a pure-Python bump that must not recompile llama.cpp, secrets absent from every layer, and
+the venv reproduced byte for byte by a second build without cache.
+
+One module-scoped sequence: the first build compiles llama.cpp (minutes on 2 cores); everything
+after reuses it. Needs the engine, the debootstrapped base image and the package index.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+from envbuilder.build import driver, engine
+from envbuilder.build.progress import Progress
+from envbuilder.errors import EnvbuilderError
+from envbuilder.lock import read_lock
+from tests.build.conftest import REPO
+
+pytestmark = [pytest.mark.docker, pytest.mark.network, pytest.mark.timeout(3600)]
+
+TARGET = "cpu-llamacpp"
+BASE = "debian:bookworm-slim"
+TAG = "envbuilder-e2e/cpu-llamacpp"
+LLAMA_STAGE = "build-llama-cpp-python"
+MANIFEST_SCRIPT = """
+import hashlib, json, os, sys
+out = {}
+for root, dirs, files in os.walk(sys.argv[1]):
+    dirs.sort()
+    for name in sorted(files):
+        path = os.path.join(root, name)
+        if os.path.islink(path):
+            out[path] = "link:" + os.readlink(path)
+        else:
+            out[path] = hashlib.sha256(open(path, "rb").read()).hexdigest()
+print(json.dumps(out))
+"""
+
+
+def _engine_problem() -> str | None:
+    try:
+        chosen = driver.detect()
+        driver.check_engine(chosen)
+        engine.client().images.get(BASE)
+    except EnvbuilderError as exc:
+        return str(exc)
+    except Exception as exc:  # docker.errors.ImageNotFound
+        return f"{BASE} is not in the engine ({exc.__class__.__name__})"
+    return None
+
+
+@dataclass
+class Built:
+    tag: str
+    stderr: str
+    lock_file: Path
+
+    @property
+    def progress(self) -> Progress:
+        progress = Progress()
+        for line in self.stderr.splitlines():
+            progress.feed(line)
+        return progress
+
+
+@dataclass
+class Loop:
+    project: Path
+    workdir: Path
+    ca_bundle: Path
+    token: str
+    netrc: Path
+    first: Built
+
+    def envbuilder(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        result = subprocess.run([sys.executable, "-m", "envbuilder", *args], capture_output=True, text=True,
+                                cwd=self.project, env={**os.environ, "ENVBUILDER_ROOT": str(self.project)})
+        if check:
+            assert result.returncode == 0, f"envbuilder {' '.join(args)}: {result.stderr[-4000:]}"
+        return result
+
+    def build(self, tag: str, *extra: str, lock: Path | None = None) -> Built:
+        lock = lock or self.project / "locks" / f"{TARGET}.lock.toml"
+        saved = self.workdir / f"{tag.replace('/', '_').replace(':', '_')}.lock.toml"
+        shutil.copy(lock, saved)
+        result = self.envbuilder("build", TARGET, "--network", "host", "-t", tag, "--lock", str(saved),
+                                 "--secret", f"id=netrc,src={self.netrc}", *extra)
+        return Built(tag, result.stderr, saved)
+
+
+@pytest.fixture(scope="module")
+def loop(tmp_path_factory: pytest.TempPathFactory) -> Loop:
+    problem = _engine_problem()
+    if problem:
+        pytest.skip(f"no usable docker engine: {problem} (bash .ci/parts/10-docker.sh sets one up)")
+    from envbuilder.index.config import ca_bundle
+
+    bundle = ca_bundle() or Path("/etc/ssl/certs/ca-certificates.crt")
+    work = tmp_path_factory.mktemp("e2e")
+    project = work / "project"
+    (project / "matrices").mkdir(parents=True)
+    shutil.copy(REPO / "matrices" / f"{TARGET}.yaml", project / "matrices")
+    token = "envbuilder-fake-token-" + secrets.token_hex(16)
+    netrc = work / "netrc"
+    netrc.write_text(f"machine hub.invalid login ci password {token}\n")
+    partial = Loop(project, work, bundle, token, netrc, None)  # type: ignore[arg-type]
+    partial.envbuilder("lock", TARGET)
+    partial.first = partial.build(f"{TAG}:first")
+    return partial
+
+
+def run_in(image: str, *command: str, **kwargs) -> engine.RunResult:
+    return engine.run(image, list(command), **kwargs)
+
+
+def venv_manifest(image: str) -> dict[str, str]:
+    result = run_in(image, "/usr/bin/python3", "-c", MANIFEST_SCRIPT, "/opt/venv")
+    assert result.returncode == 0, result.output
+    return json.loads(result.output)
+
+
+def test_verify_passes_inside_the_image(loop: Loop) -> None:
+    result = run_in(loop.first.tag, "envbuilder", "verify")
+    assert result.returncode == 0, result.output
+    assert "verify: OK" in result.output
+    lock = read_lock(loop.first.lock_file)
+    assert f"{len(lock.packages) - 1} locked distributions checked" in result.output  # llama-cpp-python is a binary
+    labels = engine.labels(loop.first.tag)
+    assert labels["io.envbuilder.lock-digest"] == lock.digest and labels["io.envbuilder.target"] == TARGET
+
+
+def test_verify_catches_an_extra_distribution(loop: Loop) -> None:
+    """The same image with one more package in the venv must fail verify (exit 1)."""
+    script = ("mkdir -p /opt/venv/lib/python3.11/site-packages/intruder-1.0.dist-info && "
+              "printf 'Metadata-Version: 2.1\\nName: intruder\\nVersion: 1.0\\n' "
+              "> /opt/venv/lib/python3.11/site-packages/intruder-1.0.dist-info/METADATA && envbuilder verify")
+    result = run_in(loop.first.tag, "sh", "-c", script)
+    assert result.returncode == 1 and "intruder" in result.output
+
+
+@pytest.fixture(scope="module")
+def gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from tests.smoke.llm_servers import make_model
+
+    return make_model("gguf", tmp_path_factory.mktemp("gguf") / "tiny.gguf")
+
+
+def test_llama_server_from_its_stage_answers_health(loop: Loop, gguf: Path) -> None:
+    container = engine.client().containers.run(
+        loop.first.tag, ["llama-server", "-m", "/models/tiny.gguf", "--host", "0.0.0.0", "--port", "8080"],
+        detach=True, volumes={str(gguf): {"bind": "/models/tiny.gguf", "mode": "ro"}},
+        ports={"8080/tcp": ("127.0.0.1", None)})
+    try:
+        deadline = time.monotonic() + 120
+        status = None
+        while time.monotonic() < deadline:
+            container.reload()
+            if container.status == "exited":
+                break
+            port = (container.ports.get("8080/tcp") or [{}])[0].get("HostPort")
+            if port:
+                try:
+                    status = httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code
+                except httpx.HTTPError:
+                    status = None
+                if status == 200:
+                    break
+            time.sleep(0.5)
+        assert status == 200, container.logs().decode()[-2000:]
+    finally:
+        container.remove(force=True)
+
+
+def test_serve_smoke_exit_leaves_a_report(loop: Loop, gguf: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    result = run_in(loop.first.tag, "envbuilder", "serve", TARGET, "--smoke", "--exit", "--requests", "8",
+                    "--concurrency", "1,4", "--json", "/workspace/smoke.json",
+                    volumes={str(gguf): {"bind": "/models/tiny.gguf", "mode": "ro"},
+                             str(out): {"bind": "/workspace", "mode": "rw"}})
+    assert result.returncode == 0, result.output[-4000:]
+    report = json.loads((out / "smoke.json").read_text())
+    assert report, "empty smoke report"
+
+
+def _layer_blobs(saved: Path):
+    with tarfile.open(saved) as outer:
+        for member in outer.getmembers():
+            if member.name.endswith("layer.tar"):
+                with tarfile.open(fileobj=outer.extractfile(member)) as layer:
+                    for entry in layer.getmembers():
+                        if entry.isfile():
+                            yield member.name, entry.name, layer.extractfile(entry).read()
+
+
+def _pem_blocks(data: bytes) -> set[bytes]:
+    marker = b"-----END CERTIFICATE-----"
+    return {b.strip() + b"\n" + marker for b in data.split(marker) if b"BEGIN CERTIFICATE" in b}
+
+
+def test_no_secret_in_any_layer(loop: Loop, tmp_path: Path) -> None:
+    saved = tmp_path / "image.tar"
+    with saved.open("wb") as handle:
+        for chunk in engine.client().images.get(loop.first.tag).save(named=True):
+            handle.write(chunk)
+    bundle = loop.ca_bundle.read_bytes()
+    blobs = list(_layer_blobs(saved))
+    assert blobs, "docker save gave no layers"
+    image_roots = set().union(*(_pem_blocks(data) for _, name, data in blobs if name.endswith("ca-certificates.crt")))
+    private = _pem_blocks(bundle) - image_roots  # the intercepting CA(s): in the host bundle, not in Debian's
+    token = loop.token.encode()
+    for layer, name, data in blobs:
+        assert bundle not in data, f"CA bundle found in {layer}:{name}"
+        assert token not in data, f"secret token found in {layer}:{name}"
+        assert not [b for b in private if b in data], f"private CA certificate found in {layer}:{name}"
+        assert not name.endswith((".netrc", "secrets/cacert")), f"{layer}:{name}"
+
+
+def test_venv_is_reproduced_by_a_second_build_without_cache(loop: Loop) -> None:
+    second = loop.build(f"{TAG}:python-nocache", "--stage", "python", "--no-cache", lock=loop.first.lock_file)
+    assert not [s for s in second.progress.steps.values() if s.cached and s.stage == "python"]
+    first, again = venv_manifest(loop.first.tag), venv_manifest(second.tag)
+    assert len(first) > 100
+    assert sorted(first) == sorted(again)
+    assert {p for p in first if first[p] != again[p]} == set()
+
+
+def test_pure_python_bump_reuses_the_llama_stage_and_changes_the_lock_label(loop: Loop) -> None:
+    matrix = loop.project / "matrices" / f"{TARGET}.yaml"
+    before = read_lock(loop.first.lock_file)
+    tqdm = before.package("tqdm").version
+    other = "4.67.1" if tqdm != "4.67.1" else "4.67.0"
+    matrix.write_text(matrix.read_text().replace('tqdm: ">=4.66"', f'tqdm: "=={other}"'))
+    loop.envbuilder("lock", TARGET)
+    bumped = loop.build(f"{TAG}:bumped")
+    llama = bumped.progress.stage_steps(LLAMA_STAGE)
+    assert llama and all(step.cached for step in llama), [(s.name, s.cached) for s in llama]
+    assert any("--target llama-server" in s.instruction for s in llama)
+    python_steps = bumped.progress.stage_steps("python")
+    assert python_steps and not all(s.cached for s in python_steps)
+    new_label = engine.labels(bumped.tag)["io.envbuilder.lock-digest"]
+    assert new_label != engine.labels(loop.first.tag)["io.envbuilder.lock-digest"]
+    assert new_label == read_lock(bumped.lock_file).digest
+    assert read_lock(bumped.lock_file).package("tqdm").version == other
