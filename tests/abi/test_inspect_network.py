@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from envbuilder.abi.inspect import inspect_wheel
@@ -45,6 +47,8 @@ def test_sgl_kernel_0_3_21_sm100_library_has_sm120a_sass(index):
     assert again.bytes_fetched < 1 << 20  # the cache answered after the zip directory
 
 
+@pytest.mark.skipif(not os.environ.get("ENVBUILDER_LARGE_DOWNLOADS"),
+                    reason="reads 672 MB of the torch wheel; set ENVBUILDER_LARGE_DOWNLOADS=1 to run it")
 def test_torch_2_9_1_libtorch_cuda_archs(index):
     """libtorch_cuda.so is 671 MB compressed (1,023 MB raw), under the 1 GB budget for this test.
 
