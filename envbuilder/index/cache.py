@@ -97,7 +97,7 @@ def _signature(path: Path) -> tuple[int, int, int]:
 
 @dataclass(frozen=True)
 class CachedPage:
-    body: bytes  # normalised JSON list of FileInfo (see envbuilder.index.simple.files_to_json)
+    body: bytes  # see envbuilder.index.simple.encode_page
     fetched_at: float
 
     def age(self) -> float:

@@ -41,7 +41,7 @@ from envbuilder.index.errors import RECOVERY_HINT, HashMismatch, MissingFromCach
 from envbuilder.index.http import Http
 from envbuilder.index.models import CoreMetadata, FileInfo
 from envbuilder.index.rangefile import RangeFile
-from envbuilder.index.simple import ACCEPT, PageError, files_from_json, files_to_json, filter_files, parse_page
+from envbuilder.index.simple import ACCEPT, PageError, Row, decode_page, encode_page, parse_page, to_files
 from envbuilder.index.singleflight import SingleFlight
 
 DEFAULT_PAGE_TTL = 600.0
@@ -187,29 +187,27 @@ class IndexClient:
             cached = self._cached_files(url, project, index, self.page_ttl)  # another process got it
             if cached is not None:
                 return cached
-            files = self._fetch_page(url, project, index)
-            self.cache.write_page(url, project, files_to_json(files))
-        return filter_files(files, self.keep)
+            rows = self._fetch_page(url, project)
+            self.cache.write_page(url, project, encode_page(rows))
+        return to_files(rows, project, index, self.keep)
 
     def _cached_files(self, url: str, project: NormalizedName, index: str, max_age: float) -> list[FileInfo] | None:
         page = self.cache.read_page(url, project)
         if page is None or page.age() >= max_age:
             return None
         try:
-            return files_from_json(page.body, project, index, self.keep)
+            return decode_page(page.body, project, index, self.keep)
         except ValueError:  # intact but unreadable (an older format): treat as a miss
             self.cache.drop(self.cache.page_path(url, project))
             return None
 
-    def _fetch_page(self, index_url: str, project: NormalizedName, index: str) -> list[FileInfo]:
+    def _fetch_page(self, index_url: str, project: NormalizedName) -> list[Row]:
         page_url = f"{index_url.rstrip('/')}/{project}/"
         response = self.http.get(page_url, headers={"Accept": ACCEPT}, ok=(200, 404, 410))
         if response.status_code != 200:
             return []
         try:
-            return parse_page(
-                response.content, response.headers.get("Content-Type", ""), str(response.url), project, index
-            )
+            return parse_page(response.content, response.headers.get("Content-Type", ""), str(response.url))
         except PageError as exc:
             raise Unreachable(f"{exc}; is the index URL a simple-API root (…/simple)? {RECOVERY_HINT}") from exc
 

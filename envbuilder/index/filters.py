@@ -2,7 +2,8 @@
 
 A project page lists wheels for every platform (pydantic-core: ~15,000 files); a Linux x86_64
 target can use about a third of them. Filtering by the wheel's platform tag is a string test,
-so it runs before a FileInfo is even built, once per distinct platform string.
+so it runs before a FileInfo is even built, once per distinct platform field; the page cache
+groups files by that field, so a filtered read decodes only the groups it keeps.
 """
 
 from __future__ import annotations

@@ -95,11 +95,24 @@ def test_platform_filter_drops_other_platforms_wheels(index_server: IndexServer,
 
 
 def test_unusual_urls_and_names_survive_the_cache(index_server: IndexServer, index_cache):
-    from envbuilder.index.simple import files_from_json, files_to_json
     from envbuilder.index.models import FileInfo
+    from envbuilder.index.simple import decode_page, encode_page
 
     files = [FileInfo("odd", "odd-1.0.tar.gz", "https://a.invalid/x/odd-1.0.tar.gz", "ab" * 32, yanked="bad\n\"quote\""),
              FileInfo("odd", "odd-1.1.tar.gz", "https://b.invalid/download?id=7", None, requires_python=">=3.8,<4"),
              FileInfo("odd", "odd-2.0-py3-none-any.whl", "https://a.invalid/y/odd-2.0-py3-none-any.whl#frag", None)]
-    assert files_from_json(files_to_json(files), "odd", "pypi") == files
-    assert files_from_json(files_to_json([]), "odd", "pypi") == []
+    rows = [(f.filename, f.url, f.sha256, f.size, f.requires_python, f.yanked, f.upload_time, f.core_metadata,
+             f.core_metadata_sha256) for f in files]
+    assert decode_page(encode_page(rows), "odd", "pypi") == files
+    assert decode_page(encode_page([]), "odd", "pypi") == []
+
+
+def test_fresh_and_cached_pages_list_files_in_the_same_order(index_server: IndexServer, index_cache):
+    for version in ("1.0", "2.0"):
+        for tags in ("cp312-cp312-win_amd64", "py3-none-any", "cp312-cp312-manylinux_2_28_x86_64"):
+            index_server.add(make_wheel("ordered", version, tags=tags))
+        index_server.add(make_sdist("ordered", version))
+    with IndexClient({"pypi": index_server.url}, index_cache) as client:
+        fresh = client.files("ordered")
+    with IndexClient({"pypi": index_server.url}, index_cache) as client:
+        assert client.files("ordered") == fresh
