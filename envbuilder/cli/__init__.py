@@ -1,10 +1,13 @@
 """The thin command-line layer: each command lives in its own module and calls one service.
 
-`main` turns every EnvbuilderError into its message and exit code; no traceback reaches a user.
+Command modules are imported only when their command runs (conda-lock alone costs a second of
+imports that `gate` or `lock --check` should not pay). `main` turns every EnvbuilderError into its
+message and exit code; no traceback reaches a user.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 import click
@@ -15,40 +18,37 @@ from envbuilder.errors import EnvbuilderError
 
 err_console = Console(stderr=True, highlight=False)
 
+# command name -> module under envbuilder.cli that defines it (in its COMMANDS list)
+COMMAND_MODULES = {
+    "targets": "targets", "lock": "lock", "explain": "explain", "inspect": "inspect", "gate": "gate",
+    "export": "export", "render": "render", "bake": "render", "build": "build", "verify": "verify",
+    "serve": "serve", "smoke": "smoke", "doctor": "doctor",
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMAND_MODULES)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module_name = COMMAND_MODULES.get(cmd_name)
+        if module_name is None:
+            return None
+        module = importlib.import_module(f"envbuilder.cli.{module_name}")
+        return next((c for c in module.COMMANDS if c.name == cmd_name), None)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="envbuilder")
 def cli() -> None:
     """Reproducible GPU inference stacks: matrix -> lock -> image -> serve -> smoke."""
 
 
-def _register() -> None:
-    """Import each command module; a module missing during development is skipped, not fatal."""
-    import importlib
-
-    for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"envbuilder.cli.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"envbuilder.cli.{name}":
-                continue
-            raise
-        for command in getattr(module, "COMMANDS", ()):
-            cli.add_command(command)
-
-
-COMMAND_MODULES = (
-    "targets", "lock", "explain", "inspect", "gate", "export",
-    "render", "build", "verify", "serve", "smoke", "doctor",
-)
-
-
 def main(argv: list[str] | None = None) -> None:
-    _register()
     try:
         rc = cli.main(args=argv, standalone_mode=False)
     except EnvbuilderError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}")
+        err_console.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
         err_console.print("aborted")

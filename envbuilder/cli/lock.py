@@ -6,12 +6,13 @@ import time
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 from envbuilder.errors import CheckFailed
 from envbuilder.matrix import load_target, project_root, shipped_targets
 from envbuilder.resolve.locker import LockOptions, check_targets, lock_target
 
-console = Console(stderr=True, highlight=False)
+console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 @click.command()
@@ -30,7 +31,7 @@ def lock(targets: tuple[str, ...], check: bool, offline: bool, upgrade: bool, re
     if check:
         reasons = check_targets(loaded, root)
         for reason in reasons:
-            console.print(f"[red]stale[/] {reason}")
+            console.print(f"[red]stale[/] {escape(reason)}")
         if reasons:
             raise CheckFailed(f"{len(reasons)} lock problem(s); run `envbuilder lock` and commit the result")
         console.print(f"[green]ok[/] {len(loaded)} lock(s) match their matrices")
@@ -38,14 +39,14 @@ def lock(targets: tuple[str, ...], check: bool, offline: bool, upgrade: bool, re
     options = LockOptions(offline, upgrade, frozenset(upgrade_packages), refresh)
     for target in loaded:
         for warning in target.warnings:
-            console.print(f"[yellow]warning[/] {warning}")
+            console.print(f"[yellow]warning[/] {escape(warning)}")
         start = time.perf_counter()
         result = lock_target(target, root, options)
         state = "wrote" if result.changed else ("unchanged" if result.resolved else "current")
         console.print(f"[green]{state}[/] {result.path.relative_to(root)}: {len(result.lock.packages)} packages "
                       f"in {time.perf_counter() - start:.1f}s")
         for finding in result.lock.findings:
-            console.print(f"  [yellow]warning[/] {finding}")
+            console.print(f"  [yellow]warning[/] {escape(finding)}")
 
 
 COMMANDS = [lock]

@@ -15,8 +15,9 @@ class ResolverHook(Protocol):
 
     def extra_requirements(self, name: str, version: str, filename: str | None) -> list[tuple[str, str]]: ...
 
-    def facets(self, name: str, version: str, filename: str | None,
-               build_env: dict[str, str] | None) -> Facets | None: ...
+    def facets(self, name: str, version: str, filename: str | None, build_env: dict[str, str] | None, *,
+               build_requires: tuple[str, ...] = (), build_cuda: str | None = None,
+               sha256: str | None = None) -> Facets | None: ...
 
     def check(self, lock: Lock) -> list[Any]: ...
 
@@ -30,8 +31,9 @@ class NullHook:
     def extra_requirements(self, name: str, version: str, filename: str | None) -> list[tuple[str, str]]:
         return []
 
-    def facets(self, name: str, version: str, filename: str | None,
-               build_env: dict[str, str] | None) -> Facets | None:
+    def facets(self, name: str, version: str, filename: str | None, build_env: dict[str, str] | None, *,
+               build_requires: tuple[str, ...] = (), build_cuda: str | None = None,
+               sha256: str | None = None) -> Facets | None:
         return None
 
     def check(self, lock: Lock) -> list[Any]:

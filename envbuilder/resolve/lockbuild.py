@@ -30,14 +30,8 @@ def build_lock(resolution: Resolution, knowledge: kb.Knowledge, hook: ResolverHo
         packages=packages,
     )
     findings = hook.check(lock)
-    warnings = tuple(sorted({finding_line(f) for f in findings if getattr(f, "severity", "") == "warning"}))
+    warnings = tuple(sorted({str(f) for f in findings if f.severity == "warning"}))
     return (replace(lock, findings=warnings) if warnings else lock), findings
-
-
-def finding_line(finding: object) -> str:
-    """One stable line per rule finding, as recorded in the lock and printed by `lock`."""
-    parts = [getattr(finding, k, None) for k in ("package", "rule", "why")]
-    return ": ".join(str(p) for p in parts if p) or str(finding)
 
 
 def environment(target: Target) -> dict[str, str]:
@@ -87,7 +81,9 @@ def _package(resolution: Resolution, candidate: Candidate, knowledge: kb.Knowled
         requested=(spec.version or "*") if spec is not None else None,
         build=recipe,
         facets=hook.facets(str(candidate.name), str(candidate.version), candidate.filename,
-                           recipe.env if recipe else None),
+                           recipe.env if recipe else None, build_requires=recipe.requires if recipe else (),
+                           build_cuda=recipe.cuda if recipe else None,
+                           sha256=candidate.file.sha256 if candidate.file else None),
         overridden=_overridden(resolution, candidate),
     )
 

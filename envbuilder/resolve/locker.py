@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
+from packaging.utils import canonicalize_name
+
 from envbuilder.errors import BadInput, CheckFailed
 from envbuilder.index.cache import Cache
 from envbuilder.index.client import IndexClient
@@ -21,7 +23,7 @@ from envbuilder.lock import Lock, dumps, lock_path, read_lock, write_lock
 from envbuilder.matrix import Target
 from envbuilder.resolve.environment import TargetEnvironment
 from envbuilder.resolve.hooks import ResolverHook, default_hook
-from envbuilder.resolve.lockbuild import build_lock, finding_line
+from envbuilder.resolve.lockbuild import build_lock
 from envbuilder.resolve.prefetch import PrefetchingFinder
 from envbuilder.resolve.resolver import resolve
 
@@ -67,7 +69,8 @@ def index_urls(target: Target) -> dict[str, str]:
 def preferred_pins(previous: Lock | None, options: LockOptions) -> dict[str, str]:
     if previous is None or options.upgrade:
         return {}
-    return {p.name: p.version for p in previous.packages if p.name not in options.upgrade_packages}
+    moving = {canonicalize_name(n) for n in options.upgrade_packages}
+    return {p.name: p.version for p in previous.packages if canonicalize_name(p.name) not in moving}
 
 
 def lock_target(target: Target, root: Path, options: LockOptions, knowledge: Knowledge | None = None,
@@ -103,9 +106,9 @@ def _read_previous(path: Path) -> Lock | None:
 
 
 def _refuse_errors(lock: Lock, findings: list) -> None:
-    errors = [f for f in findings if getattr(f, "severity", "") == "error"]
+    errors = [f for f in findings if f.severity == "error"]
     if errors:
-        lines = "\n".join(f"  - {finding_line(f)}" for f in errors)
+        lines = "\n".join(f"  - {f}" for f in errors)
         raise CheckFailed(f"{lock.target}: the resolved set breaks rules:\n{lines}")
 
 
