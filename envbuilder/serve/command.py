@@ -47,8 +47,8 @@ def _kind_flags(profile: ServeProfile, model: str) -> list[str]:
         return ["--model-path", model, *where, *(["--served-model-name", name] if name else [])]
     if profile.kind == "llama.cpp":
         return ["-m", model, *where, *(["--alias", name] if name else [])]
-    # transformers serve loads models on demand by request name; --force-model preloads this one.
-    return [*where, "--force-model", model]
+    # transformers serve loads models on demand by request name; its positional FORCE_MODEL preloads one.
+    return [model, *where]
 
 
 def client_host(host: str) -> str:

@@ -1,8 +1,9 @@
 """The streaming HTTP client: send one request, timestamp every network read, nothing more.
 
-The hot loop appends `(perf_counter(), bytes)` and returns; SSE splitting and JSON decoding happen
-after the level (see `records.py`), so a thousand concurrent streams cost the client one list
-append per read. A 422 naming an optional extension (`ignore_eos`, `stream_options`) is retried
+Each read is stored as `(perf_counter(), bytes)`; SSE splitting and JSON decoding happen after the
+level (see `records.py`), so a thousand concurrent streams cost the client one list append per
+read. Plain-http endpoints (the normal case: a server beside the client) go through the lean
+asyncio transport in `wire.py`; https endpoints (TLS, proxies, corporate CAs) through httpx. A 422 naming an optional extension (`ignore_eos`, `stream_options`) is retried
 without it, and the session remembers, so later requests never pay for the probe again.
 """
 
@@ -18,6 +19,7 @@ import httpx
 
 from envbuilder.smoke.apis import APIS, Api
 from envbuilder.smoke.profile import SmokeProfile
+from envbuilder.smoke.wire import WireError, WirePool
 
 _HEADERS = {"content-type": "application/json", "accept": "text/event-stream"}
 
@@ -44,12 +46,22 @@ class Session:
         self.model = model
         self.api: Api = APIS[api or profile.api]
         self.dropped: set[str] = set()
-        timeout = httpx.Timeout(profile.request_timeout_s, connect=profile.connect_timeout_s, pool=None)
-        limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
-        self.client = httpx.AsyncClient(base_url=base_url, timeout=timeout, limits=limits)
+        url = httpx.URL(base_url)
+        self.path_prefix = url.path.rstrip("/")
+        self.pool: WirePool | None = None
+        self.client: httpx.AsyncClient | None = None
+        if url.scheme == "http":
+            self.pool = WirePool(url.host, url.port or 80, profile.connect_timeout_s)
+        else:
+            timeout = httpx.Timeout(profile.request_timeout_s, connect=profile.connect_timeout_s, pool=None)
+            limits = httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections)
+            self.client = httpx.AsyncClient(base_url=base_url, timeout=timeout, limits=limits)
 
     async def aclose(self) -> None:
-        await self.client.aclose()
+        if self.pool:
+            self.pool.close()
+        if self.client:
+            await self.client.aclose()
 
     def body(self, prompt: str, max_tokens: int) -> bytes:
         data = self.api.body(prompt, self.model, self.profile, max_tokens, frozenset(self.dropped))
@@ -73,6 +85,26 @@ class Session:
         return named
 
     async def _exchange(self, content: bytes) -> Exchange:
+        if self.pool is None:
+            return await self._exchange_httpx(content)
+        ex = Exchange(t_send=time.perf_counter())
+        try:
+            async with asyncio.timeout(self.profile.request_timeout_s):
+                resp = await self.pool.post(self.path_prefix + self.api.path, content, _HEADERS)
+            ex.status = resp.status
+            if resp.status != 200:
+                ex.body_text = b"".join(b for _, b in resp.reads).decode("utf-8", "replace")[:2000]
+                ex.error_kind, ex.error = "http", f"HTTP {resp.status}: {ex.body_text[:300]}"
+            else:
+                ex.reads = resp.reads
+        except TimeoutError:
+            ex.error_kind, ex.error = "timeout", f"no complete answer within {self.profile.request_timeout_s:g} s"
+        except WireError as exc:
+            ex.error_kind, ex.error = exc.kind, str(exc)
+        ex.t_end = time.perf_counter()
+        return ex
+
+    async def _exchange_httpx(self, content: bytes) -> Exchange:
         ex = Exchange(t_send=time.perf_counter())
         reads = ex.reads
         clock = time.perf_counter

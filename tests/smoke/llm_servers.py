@@ -78,4 +78,4 @@ def llama_argv(binary: Path, model: Path, port: int) -> list[str]:
 
 def transformers_argv(model: Path, port: int) -> list[str]:
     serve = tools_python().parent / "transformers"
-    return [str(serve), "serve", "--host", "127.0.0.1", "--port", str(port), "--force-model", str(model)]
+    return [str(serve), "serve", str(model), "--host", "127.0.0.1", "--port", str(port)]

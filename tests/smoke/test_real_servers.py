@@ -1,0 +1,103 @@
+"""The benchmark against real servers: llama.cpp's llama-server and `transformers serve`, tiny models.
+
+The tiny models never emit EOS or special tokens, so every request returns exactly max_tokens
+tokens: token counts can be asserted exactly.
+"""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.servers
+
+
+def smoke(url, tmp_path, *args, name="r"):
+    out = tmp_path / f"{name}.json"
+    cmd = [sys.executable, "-m", "envbuilder", "smoke", "--endpoint", url, "--json", str(out),
+           "--html", str(tmp_path / f"{name}.html"), *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc, (json.loads(out.read_text()) if out.exists() else None)
+
+
+def runs(report):
+    return [run for level in report["levels"] for run in level["runs"]]
+
+
+@pytest.mark.parametrize("api", ["completions", "chat"])
+def test_llama_server_sweep_counts_every_token(llama_server, tmp_path, api):
+    proc, report = smoke(llama_server.base_url, tmp_path, "--api", api, "--concurrency", "1,4", "--requests", "8",
+                         "--prompt-tokens", "48", "--max-tokens", "24")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert report["passed"] and report["workload"]["dropped_fields"] == []
+    assert report["workload"]["prompt_tokens_calibrated"]
+    for run in runs(report):
+        assert run["succeeded"] == 8 and run["failed"] == 0
+        assert run["output_tokens"] == 8 * 24 and run["output_tokens_estimated"] == 0
+        assert 8 * 40 <= run["prompt_tokens"] <= 8 * 56  # calibrated to 48 on prompt 0; others vary by a few
+        assert 0 < run["ttft_ms"]["p50"] <= run["e2e_ms"]["p50"]
+        assert run["itl_ms"]["n"] == 8 * 23 and run["tpot_ms"]["n"] == 8
+    assert runs(report)[1]["max_concurrent"] == 4
+    assert "smoke passed" in proc.stdout
+
+
+def test_calibrated_prompt_matches_server_count_exactly(llama_server, tmp_path):
+    _, report = smoke(llama_server.base_url, tmp_path, "--concurrency", "1", "--requests", "1",
+                      "--prompt-tokens", "100", "--max-tokens", "4", "--warmup", "0")
+    words = report["workload"]["prompt_words"]
+    from envbuilder.smoke.prompts import prompt_text
+
+    body = {"model": "tiny-gguf", "prompt": prompt_text(0, 0, words), "max_tokens": 1}
+    import httpx
+
+    usage = httpx.post(f"{llama_server.base_url}/v1/completions", json=body, timeout=60).json()["usage"]
+    assert usage["prompt_tokens"] == 100
+
+
+def test_threshold_miss_exits_1(llama_server, tmp_path):
+    target = tmp_path / "cpu-llamacpp.yaml"
+    from pathlib import Path
+
+    text = (Path(__file__).parents[2] / "matrices" / "cpu-llamacpp.yaml").read_text()
+    target.write_text(text.replace("{metric: output_tok_s, at: min, min: 20}", "{metric: output_tok_s, at: min, min: 1e9}"))
+    proc, report = smoke(llama_server.base_url, tmp_path, "--target", str(target), "--concurrency", "2",
+                         "--requests", "4")
+    assert proc.returncode == 1
+    assert "output_tok_s at concurrency 2" in proc.stdout and "needs >= 1e+09" in proc.stdout
+    failed = [t for t in report["thresholds"] if not t["passed"]]
+    assert [t["metric"] for t in failed] == ["output_tok_s"]
+
+
+def test_baseline_regression_is_noise_aware(llama_server, tmp_path):
+    args = ("--concurrency", "2", "--requests", "6", "--repeats", "3", "--max-tokens", "16")
+    proc, base = smoke(llama_server.base_url, tmp_path, *args, name="base")
+    assert proc.returncode == 0
+    proc, _ = smoke(llama_server.base_url, tmp_path, *args, "--baseline", str(tmp_path / "base.json"), name="same")
+    assert proc.returncode == 0, proc.stdout  # the same server again: no regression
+    for summary in base["levels"][0]["summary"].values():  # a baseline 3x as fast on every throughput
+        summary["values"] = [v * 3 if v else v for v in summary["values"]]
+        summary["mean"] = summary["mean"] * 3 if summary["mean"] else summary["mean"]
+    (tmp_path / "fast.json").write_text(json.dumps(base))
+    proc, report = smoke(llama_server.base_url, tmp_path, *args, "--baseline", str(tmp_path / "fast.json"), name="slow")
+    assert proc.returncode == 1
+    regressed = {c["metric"] for c in report["baseline"]["comparisons"] if c["regressed"]}
+    assert {"total_tok_s", "output_tok_s"} <= regressed
+    assert "regression at concurrency 2: total_tok_s" in proc.stdout
+
+
+def test_bad_baseline_is_bad_input(llama_server, tmp_path):
+    (tmp_path / "x.json").write_text("{}")
+    proc, _ = smoke(llama_server.base_url, tmp_path, "--baseline", str(tmp_path / "x.json"))
+    assert proc.returncode == 2 and "is this an envbuilder smoke report" in proc.stderr
+
+
+def test_transformers_serve_422_fields_dropped_and_usage_from_finish_chunk(transformers_server, tmp_path):
+    proc, report = smoke(transformers_server.base_url, tmp_path, "--api", "chat", "--concurrency", "1,2",
+                         "--requests", "4", "--prompt-tokens", "32", "--max-tokens", "16")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "ignore_eos" in report["workload"]["dropped_fields"]
+    for run in runs(report):
+        assert run["succeeded"] == 4 and run["output_tokens"] == 4 * 16 and run["output_tokens_estimated"] == 0
+    assert "rejected ignore_eos" in proc.stdout
