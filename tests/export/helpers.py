@@ -85,9 +85,14 @@ def python_for(version: str) -> str | None:
 
 
 def make_venv(path: Path, python: str = sys.executable) -> Path:
-    """A fresh venv with pip (the interpreter's bundled one); returns its python."""
-    subprocess.run([python, "-m", "venv", str(path)], check=True, capture_output=True)
+    """A fresh, empty venv (no pip: installers drive it from outside); returns its python."""
+    subprocess.run([python, "-m", "venv", "--without-pip", str(path)], check=True, capture_output=True)
     return path / "bin" / "python"
+
+
+def pip(venv_python: Path, pip_python: str = sys.executable) -> list[str]:
+    """A real pip (the one in `pip_python`'s environment) installing into `venv_python`'s venv."""
+    return [pip_python, "-m", "pip", "--python", str(venv_python)]
 
 
 def installed(venv_python: Path) -> dict[str, str]:

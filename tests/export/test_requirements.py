@@ -11,7 +11,7 @@ import pytest
 from envbuilder.lock.export import export, requirements, select
 from envbuilder.lock.model import BuildRecipe
 from tests.export.helpers import (
-    clean_env, installed, locked_versions, make_lock, make_venv, must, package, run, source_tree, uv,
+    clean_env, installed, locked_versions, make_lock, make_venv, must, pip, package, run, source_tree, uv,
 )
 from tests.support.dists import make_sdist, make_wheel
 
@@ -97,7 +97,7 @@ def test_pip_installs_it_with_require_hashes_and_the_recipe_env(demo, index_serv
     python = make_venv(tmp_path / "venv")
     req = _write(tmp_path, lock)
     env = clean_env(index_server.url, DEMO_BUILD_FLAG="from recipe")
-    must(run([str(python), "-m", "pip", "install", "--require-hashes", "--no-deps", "-r", str(req)], env))
+    must(run([*pip(python), "install", "--require-hashes", "--no-deps", "-r", str(req)], env))
     got = installed(python)
     assert {k: got[k] for k in locked_versions(lock)} == locked_versions(lock)
     built = subprocess.run([str(python), "-c", "import gamma; print(gamma.BUILT_WITH)"], capture_output=True, text=True)
@@ -120,7 +120,7 @@ def test_a_file_whose_bytes_differ_from_the_lock_is_refused(demo, index_server, 
         replace(p, artifacts=tuple(replace(a, sha256="0" * 64) for a in p.artifacts)) if p.name == "beta" else p
         for p in lock.packages))
     python = make_venv(tmp_path / "venv")
-    proc = run([str(python), "-m", "pip", "install", "--require-hashes", "--no-deps", "-r", str(_write(tmp_path, forged))],
+    proc = run([*pip(python), "install", "--require-hashes", "--no-deps", "-r", str(_write(tmp_path, forged))],
                clean_env(index_server.url))
     assert proc.returncode != 0
     assert "HASHES" in proc.stderr.upper() and "beta" in proc.stderr

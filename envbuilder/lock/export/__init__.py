@@ -6,7 +6,7 @@ format lives in its own module and starts from the same `Selection`, so they nev
 
 from __future__ import annotations
 
-from envbuilder.lock.export import condalock, pylock, requirements
+from envbuilder.lock.export import pylock, requirements
 from envbuilder.lock.export.selection import Selection, select
 from envbuilder.lock.export.urls import FileLister, locate
 from envbuilder.lock.model import Lock
@@ -38,4 +38,6 @@ def export(
     located = locate(selection, client)
     if fmt == "pylock":
         return pylock.render(selection, located, origin)
+    from envbuilder.lock.export import condalock  # conda-lock is slow to import; only this format needs it
+
     return condalock.render(selection, located, origin, file_name or "conda-lock.yml")

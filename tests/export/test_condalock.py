@@ -1,0 +1,80 @@
+"""conda-lock export: written by conda-lock's models, read back by its parser, installed as it installs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from envbuilder.lock.export import export
+from tests.export.helpers import clean_env, installed, locked_versions, make_lock, make_venv, must, pip, package, run
+from tests.support.dists import make_wheel
+
+conda_lock = pytest.importorskip("conda_lock")
+from conda_lock.conda_lock import render_lockfile_for_platform  # noqa: E402
+from conda_lock.lockfile import parse_conda_lock_file  # noqa: E402
+
+
+@pytest.fixture
+def demo(index_server):
+    alpha = make_wheel("alpha", "1.0", requires_dist=["beta>=2"])
+    beta = [make_wheel("beta", "2.0", tags="py3-none-any"),
+            make_wheel("beta", "2.0", tags="cp311-cp311-manylinux_2_17_x86_64"),
+            make_wheel("beta", "2.0", tags="cp311-cp311-musllinux_1_2_x86_64")]
+    for dist in (alpha, *beta):
+        index_server.add(dist)
+    lock = make_lock([package("alpha", "1.0", [alpha], deps=["beta>=2"]), package("beta", "2.0", beta)],
+                     python="3.11")
+    return lock
+
+
+def _write(lock, client, tmp_path: Path) -> Path:
+    path = tmp_path / "conda-lock.yml"
+    path.write_text(export(lock, "conda-lock", client=client, origin="locks/demo.lock.toml", file_name=path.name))
+    return path
+
+
+def test_conda_lock_parses_it_back(demo, index_client, index_server, tmp_path):
+    parsed = parse_conda_lock_file(_write(demo, index_client, tmp_path))
+    assert parsed.metadata.platforms == ["linux-64"]
+    assert parsed.metadata.content_hash == {"linux-64": demo.digest.removeprefix("sha256:")}
+    assert parsed.metadata.custom_metadata["envbuilder.python"] == "3.11"
+    entries = {p.name: p for p in parsed.package}
+    assert set(entries) == {"alpha", "beta"}  # no conda `python` entry: the lock never resolved one
+    assert all(p.manager == "pip" and p.platform == "linux-64" and p.categories == {"main"} for p in entries.values())
+    assert entries["alpha"].dependencies == {"beta": ">=2"}
+    # one file per package: the one the target (cp311, glibc 2.36) installs first
+    beta = entries["beta"]
+    assert beta.url == f"{index_server.root}/files/beta-2.0-cp311-cp311-manylinux_2_17_x86_64.whl"
+    assert beta.hash.sha256 == next(a.sha256 for a in demo.package("beta").artifacts if "manylinux" in a.filename)
+
+
+def test_same_lock_same_bytes(demo, index_client, tmp_path):
+    first = _write(demo, index_client, tmp_path).read_bytes()
+    assert _write(demo, index_client, tmp_path).read_bytes() == first
+
+
+def test_git_source_is_a_url_source(index_client, tmp_path):
+    commit = "b" * 40
+    lock = make_lock([package("omega", "3.0", git=("https://example.invalid/omega.git", commit, None))])
+    omega = parse_conda_lock_file(_write(lock, index_client, tmp_path)).package[0]
+    assert omega.source.url == omega.url == f"git+https://example.invalid/omega.git@{commit}"
+
+
+def pip_lines(path: Path, platform: str = "linux-64") -> list[str]:
+    """What `conda-lock install` hands to pip: the `# pip` lines of conda-lock's explicit render."""
+    rendered = render_lockfile_for_platform(lockfile=parse_conda_lock_file(path), include_dev_dependencies=False,
+                                            extras=None, kind="explicit", platform=platform,
+                                            suppress_warning_for_pip_and_explicit=True)
+    return [line.split("# pip ", 1)[1] for line in rendered if line.startswith("# pip ")]
+
+
+def test_installs_the_way_conda_lock_install_does(demo, index_client, tmp_path):
+    lines = pip_lines(_write(demo, index_client, tmp_path))
+    assert all("#sha256=" in line for line in lines)
+    req = tmp_path / "pip.txt"
+    req.write_text("\n".join(lines) + "\n")
+    python = make_venv(tmp_path / "venv")
+    must(run([*pip(python), "install", "--no-deps", "-r", str(req)], clean_env(None)))
+    got = installed(python)
+    assert {k: got[k] for k in locked_versions(demo)} == locked_versions(demo)
