@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 from envbuilder.knowledge import load_knowledge
 from envbuilder.lock import lock_path, read_lock
@@ -20,24 +21,25 @@ def explain(target: str, package: str) -> None:
     loaded = load_target(target, root)
     lock = read_lock(lock_path(root, loaded.name))
     e = explain_package(loaded, lock, load_knowledge(), package)
-    out = Console(highlight=False, width=160)
+    out = Console(highlight=False, soft_wrap=True)  # whole lines: the output is read and grepped
     p = e.package
-    out.print(f"[bold]{p.name} {p.version}[/] in {lock.target}  (source: {p.source.to_dict()})")
+    out.print(f"[bold]{escape(p.name)} {escape(p.version)}[/] in {escape(lock.target)}  "
+              f"(source: {escape(str(p.source.to_dict()))})")
     if e.requested is not None:
-        out.print(f"  matrix asks: {e.requested or 'any'}" + ("  [bold](override: replaces every dependent's ask)[/]"
-                                                            if e.override else ""))
+        out.print(f"  matrix asks: {escape(e.requested or 'any')}" +
+                  ("  [bold](override: replaces every dependent's ask)[/]" if e.override else ""))
     for dependent, ask in e.wanted_by:
-        out.print(f"  wanted by {dependent}: {ask}")
+        out.print(escape(f"  wanted by {dependent}: {ask}"))
     for ask in e.overridden:
-        out.print(f"  [yellow]overridden[/] {ask}")
+        out.print(f"  [yellow]overridden[/] {escape(ask)}")
     for path in e.paths:
-        out.print("  path: matrix -> " + " -> ".join(path))
+        out.print(escape("  path: matrix -> " + " -> ".join(path)))
     if p.facets is not None:
-        out.print(f"  facets: {p.facets.to_dict()}")
+        out.print(escape(f"  facets: {p.facets.to_dict()}"))
     if p.build is not None:
-        out.print(f"  source build: {p.build.to_dict()}")
+        out.print(escape(f"  source build: {p.build.to_dict()}"))
     for rule in e.rules:
-        out.print(f"  rule {rule}")
+        out.print(escape(f"  rule {rule}"))
 
 
 COMMANDS = [explain]
