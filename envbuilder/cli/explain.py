@@ -6,10 +6,10 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from envbuilder.knowledge import load_knowledge
 from envbuilder.lock import lock_path, read_lock
 from envbuilder.matrix import load_target, project_root
 from envbuilder.resolve.explain import explain as explain_package
+from envbuilder.resolve.locker import knowledge_for
 
 
 @click.command()
@@ -20,7 +20,7 @@ def explain(target: str, package: str) -> None:
     root = project_root()
     loaded = load_target(target, root)
     lock = read_lock(lock_path(root, loaded.name))
-    e = explain_package(loaded, lock, load_knowledge(), package)
+    e = explain_package(loaded, lock, knowledge_for(loaded), package)
     out = Console(highlight=False, soft_wrap=True)  # whole lines: the output is read and grepped
     p = e.package
     out.print(f"[bold]{escape(p.name)} {escape(p.version)}[/] in {escape(lock.target)}  "
