@@ -85,7 +85,6 @@ def wide_consoles(monkeypatch: pytest.MonkeyPatch) -> None:
     import envbuilder.cli as cli
     from envbuilder.cli import lock
 
-    cli._register()
     for console in (cli.err_console, lock.console):
         monkeypatch.setattr(console, "width", 1000)
 
