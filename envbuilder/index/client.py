@@ -27,6 +27,7 @@ from typing import TypeVar
 from urllib.parse import urlsplit
 
 from packaging.utils import NormalizedName, canonicalize_name
+from packaging.version import InvalidVersion, Version
 
 from envbuilder.errors import BadInput, Unreachable
 from envbuilder.index.cache import Cache, key_of
@@ -41,7 +42,16 @@ from envbuilder.index.errors import RECOVERY_HINT, HashMismatch, MissingFromCach
 from envbuilder.index.http import Http
 from envbuilder.index.models import CoreMetadata, FileInfo
 from envbuilder.index.rangefile import RangeFile
-from envbuilder.index.simple import ACCEPT, PageError, Row, decode_page, encode_page, parse_page, to_files
+from envbuilder.index.simple import (
+    ACCEPT,
+    PageError,
+    Row,
+    decode_page,
+    encode_page,
+    group_by_platform,
+    parse_page,
+    to_files,
+)
 from envbuilder.index.singleflight import SingleFlight
 
 DEFAULT_PAGE_TTL = 600.0
@@ -187,9 +197,9 @@ class IndexClient:
             cached = self._cached_files(url, project, index, self.page_ttl)  # another process got it
             if cached is not None:
                 return cached
-            rows = self._fetch_page(url, project)
-            self.cache.write_page(url, project, encode_page(rows))
-        return to_files(rows, project, index, self.keep)
+            groups = group_by_platform(self._fetch_page(url, project))
+            self.cache.write_page(url, project, encode_page(groups))
+        return to_files(groups, project, index, self.keep)
 
     def _cached_files(self, url: str, project: NormalizedName, index: str, max_age: float) -> list[FileInfo] | None:
         page = self.cache.read_page(url, project)
@@ -222,11 +232,11 @@ class IndexClient:
         with self._lock:
             self.metadata_sources[source] += 1
         try:
-            if file.kind == "sdist":
-                return static_sdist_metadata(data, file.filename)
-            return CoreMetadata.parse(data)
+            meta = static_sdist_metadata(data, file.filename) if file.kind == "sdist" else CoreMetadata.parse(data)
         except ValueError as exc:
             raise Unreachable(f"{file.filename}: unreadable core metadata ({exc}); {RECOVERY_HINT}") from exc
+        _check_identity(file, meta)
+        return meta
 
     def _metadata_bytes(self, file: FileInfo) -> tuple[bytes, str]:
         local = self.cache.lookup_file(file.sha256, file.filename) if file.sha256 else None
@@ -297,6 +307,19 @@ class IndexClient:
         finally:
             with contextlib.suppress(FileNotFoundError):
                 tmp.unlink()
+
+
+def _check_identity(file: FileInfo, meta: CoreMetadata) -> None:
+    """Metadata must describe the file it came for (a broken index or mirror can mix them up)."""
+    try:
+        same_version = file.version_or_none is None or Version(meta.version) == file.version_or_none
+    except InvalidVersion:
+        same_version = False
+    if meta.project != file.project or not same_version:
+        raise Unreachable(
+            f"{file.filename}: its metadata describes {meta.name} {meta.version}, not this file; "
+            "the index serves inconsistent data: report it to the index or use another mirror"
+        )
 
 
 def _file_key(file: FileInfo) -> str:

@@ -15,6 +15,7 @@ import io
 from envbuilder.index.http import Http
 
 DEFAULT_BLOCK = 64 * 1024
+MAX_SEGMENTS = 16  # a long streaming read keeps only its latest blocks (and the tail) in memory
 
 
 class RangeFile(io.RawIOBase):
@@ -107,7 +108,13 @@ class RangeFile(io.RawIOBase):
         if start not in self._segments:
             bisect.insort(self._starts, start)
         if len(body) >= len(self._segments.get(start, b"")):
-            self._segments[start] = body
+            self._segments.pop(start, None)
+            self._segments[start] = body  # dict order = age: the newest last
+        if len(self._segments) > MAX_SEGMENTS:
+            tail = max(self._starts)
+            oldest = next(s for s in self._segments if s != tail)
+            del self._segments[oldest]
+            self._starts.remove(oldest)
 
     def _cached(self, start: int, end: int) -> bytes | None:
         """Bytes [start, end) if one fetched segment covers them."""

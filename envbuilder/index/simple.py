@@ -178,12 +178,11 @@ def group_by_platform(rows: Iterable[Row]) -> dict[str, list[Row]]:
     return groups
 
 
-def to_files(rows: Iterable[Row], project: NormalizedName, index: str,
+def to_files(groups: dict[str, list[Row]], project: NormalizedName, index: str,
              keep: Callable[[str], bool] | None = None) -> list[FileInfo]:
-    """FileInfo values for the rows whose wheel platform field `keep` accepts (grouped order)."""
+    """FileInfo values for the groups (`group_by_platform`) whose platform field `keep` accepts."""
     kept = _Keep(keep)
-    return [FileInfo(project, *row, index)
-            for platforms, group in group_by_platform(rows).items() if kept(platforms) for row in group]
+    return [FileInfo(project, *row, index) for platforms, group in groups.items() if kept(platforms) for row in group]
 
 
 # -- the cache's page format ---------------------------------------------------------------
@@ -194,13 +193,15 @@ _FORMAT = 4
 _encode = json.JSONEncoder(separators=(",", ":")).encode  # json.dumps(separators=...) rebuilds it per call
 
 
-def encode_page(rows: list[Row]) -> bytes:
-    prefix = os.path.commonprefix([r[1] for r in rows]) if rows else ""
+def encode_page(groups: dict[str, list[Row]]) -> bytes:
+    """The cache's bytes for a page given as `group_by_platform` output."""
+    urls = [r[1] for group in groups.values() for r in group]
+    prefix = os.path.commonprefix(urls) if urls else ""
     prefix = prefix[: prefix.rfind("/") + 1]
     cut = len(prefix)
     lines = [_encode({"format": _FORMAT, "prefix": prefix})]
     lines += [_encode([platforms, [[r[0], r[1][cut:], *r[2:]] for r in group]])
-              for platforms, group in group_by_platform(rows).items()]
+              for platforms, group in groups.items()]
     return "\n".join(lines).encode()
 
 

@@ -155,3 +155,26 @@ def test_metadata_many_in_parallel(index_server: IndexServer, index_client: Inde
     files = [f for i in range(12) for f in index_client.files(f"p{i}")]
     metas = index_client.metadata_many(files)
     assert [metas[f].requires_dist for f in files] == [(f"dep{i}",) for i in range(12)]
+
+
+def test_metadata_of_another_distribution_is_rejected(index_server: IndexServer, index_client: IndexClient):
+    whl = make_wheel("bigpkg", "2.0")
+    impostor = make_wheel("other", "9.9")
+    index_server.add(type(whl)(whl.filename, whl.data, impostor.metadata), project="bigpkg")
+    (file,) = index_client.files("bigpkg")
+    with pytest.raises(Unreachable, match="describes other 9.9, not this file"):
+        index_client.metadata(file)
+
+
+def test_range_file_streams_a_large_member_in_bounded_memory(index_server: IndexServer, index_client):
+    from envbuilder.index.rangefile import MAX_SEGMENTS
+
+    payload = os.urandom(3 << 20)
+    whl = make_wheel("bigpkg", "2.0", files={"bigpkg/lib.so": payload}, compression=zipfile.ZIP_STORED)
+    index_server.add(whl)
+    (file,) = index_client.files("bigpkg")
+    remote = index_client.range_file(file)
+    with zipfile.ZipFile(remote) as zf, zf.open("bigpkg/lib.so") as member:
+        chunks = iter(lambda: member.read(16384), b"")
+        assert b"".join(chunks) == payload
+    assert len(remote._segments) <= MAX_SEGMENTS
