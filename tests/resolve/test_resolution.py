@@ -170,3 +170,18 @@ def test_conflict_through_an_extra_keeps_the_extra_in_the_message(project, defau
     result = project.run("lock", "extra")
     assert result.rc == 1
     assert "app[gpu] 1.0" in result.err, result.err
+
+
+def test_extras_markers_and_name_spellings(project, default_index):
+    default_index.add(make_wheel("Web_App", "1.0", requires_dist=["Core.Lib>=1", 'gpu-lib; extra == "gpu"'],
+                                 provides_extra=["gpu"]))
+    publish(default_index, "core-lib", "1.0")
+    publish(default_index, "gpu-lib", "1.0")
+    publish(default_index, "legacy", "1.0")
+    project.write_matrix("shapes", {"web-app": {"version": "==1.0", "extras": ["gpu"]},
+                                    "legacy": {"version": "", "marker": "python_version < '3.12'"}})
+    result = project.run("lock", "shapes")
+    assert result.rc == 0, result.text
+    lock = project.read_lock("shapes")
+    assert _names(lock) == {"web-app": "1.0", "core-lib": "1.0", "gpu-lib": "1.0"}
+    assert lock.package("web-app").dependencies == ("core-lib>=1", "gpu-lib")
