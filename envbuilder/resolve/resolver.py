@@ -48,7 +48,7 @@ def explain_conflict(target: str, causes: list, factory: Factory) -> str:
     by_name: dict[str, list[str]] = {}
     for info in causes:
         req: Req = info.requirement
-        by_name.setdefault(str(req.name), []).append(f"{req} (from {req.why or 'the matrix'})")
+        by_name.setdefault(str(req.name), []).append(f"{req} (from {_chain(req.why or 'the matrix', factory)})")
     lines = [f"{target}: no set of versions satisfies the matrix and the ABI rules:"]
     for name, wants in sorted(by_name.items()):
         lines.append(f"  {name}:")
@@ -58,3 +58,22 @@ def explain_conflict(target: str, causes: list, factory: Factory) -> str:
     if len(by_name) == 1:
         lines.append("  no published version of it matches all of these")
     return "\n".join(lines)
+
+
+def _chain(why: str, factory: Factory, limit: int = 8) -> str:
+    """'mid 1.0 <- worker 1.0 <- the matrix': who brought each asker in, back to the matrix."""
+    asked_by = {r.key: r.why for reqs in factory.edges.values() for r in reqs
+                if r.why and r.key != r.why.split(" ")[0]}
+    links, seen = [why], set()
+    key = why.split(" ")[0]
+    while not why.startswith("the matrix") and key not in seen and len(links) < limit:
+        seen.add(key)
+        if factory.is_direct(key.partition("[")[0]):
+            links.append("the matrix")
+            break
+        if key not in asked_by:
+            break
+        why = asked_by[key]
+        links.append(why)
+        key = why.split(" ")[0]
+    return " <- ".join(links)
