@@ -61,7 +61,7 @@ def test_override_replaces_a_dependents_pin_and_is_recorded(project, default_ind
 
     project.write_matrix("plain", {"top": "==1.0", "dep": ">=2"})  # without override: a conflict
     result = project.run("lock", "plain")
-    assert result.rc == 1 and "dep==1.0 (from top 1.0)" in result.err, result.text
+    assert result.rc == 1 and "dep==1.0 (from top 1.0 <- the matrix)" in result.err, result.text
 
 
 def test_sdist_static_metadata_from_the_matrix_needs_no_download(project, default_index):
@@ -151,7 +151,8 @@ def test_conflict_is_explained_in_words(project, default_index):
     result = project.run("lock", "clash")
     assert result.rc == 1, result.text
     assert "clash: no set of versions satisfies" in result.err
-    assert "core==1.0 (from web 1.0)" in result.err and "core>=2 (from mid 1.0)" in result.err, result.err
+    assert "core==1.0 (from web 1.0 <- the matrix)" in result.err, result.err
+    assert "core>=2 (from mid 1.0 <- worker 1.0 <- the matrix)" in result.err, result.err
     assert "Traceback" not in result.text and not project.lock_path("clash").exists()
 
 
