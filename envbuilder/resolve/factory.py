@@ -118,7 +118,9 @@ class Factory:
         name, extras = split_key(key)
         spec = self.specs.get(name)
         if spec is not None and spec.git is not None:
-            return lambda: iter([self._extras(self._git_candidate(name, spec), extras)])
+            git = self._git_candidate(name, spec)
+            fits = all(r.specifier.contains(git.version, prereleases=True) for r in reqs)
+            return lambda: iter([self._extras(git, extras)] if fits else [])
         allow_yanked = any(r.pinned() for r in reqs)
         versions = self._matching_versions(name, reqs, pre=False) or self._matching_versions(name, reqs, pre=True)
         preferred = self.preferred.get(name)

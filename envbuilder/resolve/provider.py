@@ -33,8 +33,6 @@ class Provider(AbstractProvider):
         return self.factory.find(identifier, list(requirements[identifier]), incompatible)  # lazy
 
     def is_satisfied_by(self, requirement: Req, candidate: Candidate) -> bool:
-        if candidate.kind == "git":
-            return True
         return requirement.specifier.contains(candidate.version, prereleases=True)
 
     def get_dependencies(self, candidate: Candidate) -> list[Req]:
