@@ -186,3 +186,16 @@ def test_extras_markers_and_name_spellings(project, default_index):
     lock = project.read_lock("shapes")
     assert _names(lock) == {"web-app": "1.0", "core-lib": "1.0", "gpu-lib": "1.0"}
     assert lock.package("web-app").dependencies == ("core-lib>=1", "gpu-lib")
+
+
+def test_a_git_source_must_satisfy_its_dependents(project, default_index, make_git_repo):
+    repo = make_git_repo("engine")
+    publish(default_index, "plugin", "1.0", ["engine>=1.0"])
+    spec = {"git": repo.url, "rev": repo.head, "metadata": {"version": "0.5.9+g1234"}}
+    project.write_matrix("gitclash", {"engine": spec, "plugin": "==1.0"})
+    result = project.run("lock", "gitclash")
+    assert result.rc == 1, result.text
+    assert "engine>=1.0 (from plugin 1.0 <- the matrix)" in result.err, result.err
+    publish(default_index, "plugin", "0.9", ["engine==0.5.9"])  # a local version matches its public one
+    project.write_matrix("gitok", {"engine": spec, "plugin": "==0.9"})
+    assert project.run("lock", "gitok").rc == 0
