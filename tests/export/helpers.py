@@ -78,10 +78,20 @@ def uv() -> str:
     return found
 
 
+def _works(python: str, version: str) -> bool:
+    probe = subprocess.run([python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                           capture_output=True, text=True)
+    return probe.returncode == 0 and probe.stdout.strip() == version
+
+
 def python_for(version: str) -> str | None:
+    """An interpreter for `version`: this one, one on PATH that runs (pyenv shims may not), or pyenv's."""
     if version == HOST_PYTHON:
         return sys.executable
-    return shutil.which(f"python{version}")
+    candidates = [shutil.which(f"python{version}")]
+    root = os.environ.get("PYENV_ROOT", str(Path.home() / ".pyenv"))
+    candidates += sorted(str(p) for p in Path(root).glob(f"versions/{version}*/bin/python{version}"))
+    return next((c for c in candidates if c and _works(c, version)), None)
 
 
 def make_venv(path: Path, python: str = sys.executable) -> Path:

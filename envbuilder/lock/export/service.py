@@ -77,7 +77,9 @@ def run_export(request: ExportRequest) -> tuple[str, Lock]:
     origin = _display(path, root)
     kwargs = {"origin": origin, "skip_source_builds": request.skip_source_builds}
     if request.fmt == "conda-lock" and request.output is not None:
-        kwargs["origin"] = Path(os.path.relpath(path.resolve(), request.output.resolve().parent)).as_posix()
+        # conda-lock records sources relative to the lockfile; outside the project, keep it host-free
+        relative = Path(os.path.relpath(path.resolve(), request.output.resolve().parent)).as_posix()
+        kwargs["origin"] = origin if relative.startswith("..") else relative
         kwargs["file_name"] = request.output.name
     if request.fmt not in NEEDS_INDEX:
         return export(lock, request.fmt, **kwargs), lock
