@@ -36,7 +36,8 @@ def loads(text: str, origin: str = "<lock>") -> Lock:
         raise BadInput(f"{origin}: key 'lock-version': {version!r} is not supported (this envbuilder reads {LOCK_VERSION})")
     try:
         lock = Lock.from_dict(data)
-    except (KeyError, TypeError, ValueError) as exc:
+        lock.to_dict()  # odd types in a hand-edited lock fail here, not later in a traceback
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise BadInput(f"{origin}: malformed lock: missing or wrong key {exc}") from None
     return lock
 
