@@ -101,3 +101,15 @@ def test_transformers_serve_422_fields_dropped_and_usage_from_finish_chunk(trans
     for run in runs(report):
         assert run["succeeded"] == 4 and run["output_tokens"] == 4 * 16 and run["output_tokens_estimated"] == 0
     assert "rejected ignore_eos" in proc.stdout
+
+
+def test_poisson_arrivals_and_generate_is_refused_cleanly(llama_server, tmp_path):
+    proc, report = smoke(llama_server.base_url, tmp_path, "--concurrency", "4", "--requests", "12",
+                         "--request-rate", "40", "--max-tokens", "8")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    run = runs(report)[0]
+    assert run["request_rate"] == 40 and run["succeeded"] == 12
+    # llama-server has no SGLang /generate: every request is a counted HTTP failure, not a crash
+    proc, report = smoke(llama_server.base_url, tmp_path, "--api", "generate", "--concurrency", "1",
+                         "--requests", "2", "--warmup", "0", name="gen")
+    assert proc.returncode == 1 and runs(report)[0]["errors"] == {"http": 2}
