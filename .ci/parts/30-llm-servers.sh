@@ -13,7 +13,8 @@ _llm_log() { echo "[30-llm-servers] $*"; }
 
 _llm_build_llama_server() {
     # llama.cpp as vendored by llama-cpp-python 0.3.36: the one source of it the index serves.
-    local ver=0.3.36 root="$ENVBUILDER_CI_CACHE/llama-server-$ver"
+    local ver=0.3.36
+    local root="$ENVBUILDER_CI_CACHE/llama-server-$ver"
     if [ -x "$root/bin/llama-server" ]; then
         _llm_log "llama-server $ver cached"; return 0
     fi
