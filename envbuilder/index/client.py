@@ -116,6 +116,8 @@ class IndexClient:
         self.close()
 
     def close(self) -> None:
+        """Stop the pool: queued lookups are cancelled (their futures raise CancelledError)."""
+        self._flight.cancel_pending()
         self._pool.shutdown(wait=True, cancel_futures=True)
         if self._http is not None:
             self._http.close()

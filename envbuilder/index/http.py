@@ -10,7 +10,6 @@ and what to do, never an httpx traceback.
 from __future__ import annotations
 
 import hashlib
-import os
 import random
 import re
 import threading
@@ -148,8 +147,6 @@ class Http:
                         digest.update(chunk)
                         out.write(chunk)
                         self.stats.add(received=len(chunk))
-                    out.flush()
-                    os.fsync(out.fileno())
             actual = digest.hexdigest()
             if sha256 is not None and actual != sha256:
                 raise HashMismatch(

@@ -74,23 +74,29 @@ def _yanked(value: Any) -> str | None:
 def parse_json_page(body: bytes, page_url: str) -> list[Row]:
     try:
         entries = json.loads(body)["files"]
-        return [_json_row(e, page_url) for e in entries if file_kind(e.get("filename", "")) is not None]
+        return [_json_row(e, page_url) for e in entries if file_kind(e["filename"]) is not None]
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise PageError(f"{page_url}: not a PEP 691 project page: {exc!r}") from exc
 
 
 def _json_row(entry: dict[str, Any], page_url: str) -> Row:
-    has_meta, meta_hash = _metadata_flag(entry.get("core-metadata", entry.get("dist-info-metadata", False)))
+    # the hot loop of a cold run (170,000 entries for a 170-package closure): keep it flat
+    get = entry.get
+    url = entry["url"]
+    meta = get("core-metadata")
+    if meta is None:
+        meta = get("dist-info-metadata", False)
+    hashes = get("hashes")
+    sha = hashes.get("sha256") if type(hashes) is dict else None
     return (
         entry["filename"],
-        _absolute(page_url, entry["url"]),
-        _hash_from(entry.get("hashes")),
-        entry.get("size"),
-        entry.get("requires-python") or None,
-        _yanked(entry.get("yanked", False)),
-        entry.get("upload-time"),
-        has_meta,
-        meta_hash,
+        url if url.startswith(("https://", "http://")) else urljoin(page_url, url),
+        sha.lower() if type(sha) is str else None,
+        get("size"),
+        get("requires-python") or None,
+        _yanked(get("yanked", False)),
+        get("upload-time"),
+        *_metadata_flag(meta),
     )
 
 

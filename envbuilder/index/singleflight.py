@@ -60,6 +60,17 @@ class SingleFlight:
             executor.submit(self._start, key, entry)
         return entry.future
 
+    def cancel_pending(self) -> None:
+        """Fail every job that has not started (the pool is shutting down): nobody waits forever."""
+        with self._lock:
+            pending = [(k, e) for k, e in self._entries.items() if not e.started]
+            for key, entry in pending:
+                entry.started = True
+                del self._entries[key]
+        for _, entry in pending:
+            entry.future.cancel()
+            entry.future.set_running_or_notify_cancel()
+
     def call(self, key: Hashable, job: Callable[[], Any]) -> Any:
         """The result for `key`, running the job here unless another thread already is."""
         entry, _ = self._entry(key, job)

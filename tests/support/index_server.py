@@ -13,7 +13,7 @@ PEP 658/714 `.metadata` files; every behaviour a client must cope with can be sw
     server.drop_connections(None)           # ... every connection, forever
     server.fail_with(503, 2)                # answer 503 twice, then normally
     server.tamper("demo-1.0-py3-none-any.whl")  # serve bytes that do not match the published hash
-    server.log                              # [Request(method, path, status, range, bytes_sent)]
+    server.log                              # [Request(method, path, status, range, accept, bytes_sent)]
     server.bytes_sent("demo-1.0-py3-none-any.whl")  # body bytes sent for paths ending in that
 
 Names are normalised as PyPI does: /simple/Foo_Bar/ redirects to /simple/foo-bar/.
@@ -21,6 +21,7 @@ Names are normalised as PyPI does: /simple/Foo_Bar/ redirects to /simple/foo-bar
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import html
 import json
@@ -160,6 +161,10 @@ class IndexServer:
         with self._lock:
             self.log.append(request)
 
+    def _replace(self, old: Request, new: Request) -> None:
+        with self._lock:
+            self.log[self.log.index(old)] = new
+
     def _find(self, filename: str) -> Served | None:
         with self._lock:
             for files in self.projects.values():
@@ -223,21 +228,22 @@ def _handler_for(server: IndexServer) -> type[BaseHTTPRequestHandler]:
         # -- plumbing ---------------------------------------------------------------
         def _send(self, status: int, body: bytes, content_type: str = "text/plain", head: bool = False,
                   headers: dict[str, str] | None = None) -> None:
+            # logged before the client can see the answer, so a test never races the log
+            entry = Request(self.command, self.path, status, self.headers.get("Range"),
+                            self.headers.get("Accept"), 0 if head else len(body))
+            server._record(entry)
             self.send_response(status)
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
             for key, value in (headers or {}).items():
                 self.send_header(key, value)
             self.end_headers()
-            sent = 0
             if not head:
                 try:
                     self.wfile.write(body)
-                    sent = len(body)
                 except (BrokenPipeError, ConnectionResetError):
                     self.close_connection = True
-            server._record(Request(self.command, self.path, status, self.headers.get("Range"),
-                                   self.headers.get("Accept"), sent))
+                    server._replace(entry, dataclasses.replace(entry, bytes_sent=0))
 
         def _serve(self, head: bool) -> None:
             if server._take_drop():
