@@ -17,10 +17,11 @@ import argparse
 import shutil
 import tempfile
 import time
+from functools import lru_cache
 from pathlib import Path
 
 from packaging.requirements import Requirement
-from packaging.specifiers import SpecifierSet
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.tags import compatible_tags, cpython_tags
 from packaging.utils import canonicalize_name
 
@@ -37,12 +38,20 @@ ENV = {"python_version": "3.12", "python_full_version": "3.12.3", "sys_platform"
 PY = "3.12.3"
 
 
+@lru_cache(maxsize=None)
+def python_ok(requires_python: str) -> bool:
+    try:
+        return SpecifierSet(requires_python).contains(PY, prereleases=True)
+    except InvalidSpecifier:
+        return False
+
+
 def best_file(files: list[FileInfo], spec: SpecifierSet) -> FileInfo | None:
     """Newest fitting version; its best-ranked wheel, else its sdist."""
     def fits(f: FileInfo) -> bool:
         if f.is_yanked or not f.valid or not spec.contains(f.version, prereleases=False):
             return False
-        if f.requires_python and not SpecifierSet(f.requires_python).contains(PY, prereleases=True):
+        if f.requires_python and not python_ok(f.requires_python):
             return False
         return f.kind == "sdist" or any(t in TAGS for t in f.tags)
 
@@ -93,12 +102,16 @@ def discover(client: IndexClient, roots: list[str]) -> tuple[dict[str, FileInfo]
     return chosen, problems
 
 
-def flat(client: IndexClient, pins: dict[str, str]) -> int:
+def flat(client: IndexClient, pins: dict[str, str]) -> tuple[int, str]:
     """Two parallel waves: every pinned project's page, then every pinned file's metadata."""
+    t0 = time.perf_counter()
     pages = client.files_many(pins)
+    t1 = time.perf_counter()
     files = [best_file(pages[n], SpecifierSet(f"=={v}")) for n, v in pins.items()]
+    t2 = time.perf_counter()
     metas = client.metadata_many(f for f in files if f is not None and f.kind == "wheel")
-    return len(metas)
+    t3 = time.perf_counter()
+    return len(metas), f"pages {t1 - t0:.2f} s + metadata {t3 - t2:.2f} s (selection {t2 - t1:.2f} s), "
 
 
 def timed(label: str, fn, results: list[tuple[str, float, float, str]]) -> object:
@@ -147,8 +160,8 @@ def main() -> None:
             def run_flat(ttl=ttl):
                 with IndexClient(cache=Cache(root / "flat"), max_workers=args.workers, page_ttl=ttl,
                                  keep=keep) as c:
-                    n = flat(c, pins)
-                    info = summary(c, f"{len(pins)} pages, {n} metadata, ")
+                    n, phases = flat(c, pins)
+                    info = summary(c, f"{phases}{len(pins)} pages, {n} metadata, ")
                 return n, info
 
             timed(label, run_flat, results)

@@ -86,6 +86,6 @@ def static_sdist_metadata(data: bytes, filename: str) -> CoreMetadata:
     )
     raise DynamicMetadata(
         f"{filename}: the dependencies of this sdist are only known by building it ({why}); "
-        f"give them as static metadata in the matrix: packages: {{{meta.name}: "
+        f"give them as static metadata in the matrix: packages: {{{meta.project}: "
         f"{{version: '=={meta.version}', metadata: {{requires_dist: [...]}}}}}}"
     )

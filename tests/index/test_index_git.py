@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+
 import pytest
 
 from envbuilder.errors import BadInput
 from envbuilder.index import Cache, MissingFromCache
 from envbuilder.index.git import CommitNotFound, GitSources
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("git") is None and not os.environ.get("ENVBUILDER_CI"), reason="git is not installed"
+)
 
 
 @pytest.fixture
