@@ -12,6 +12,7 @@ import sys
 
 import click
 from rich.console import Console
+from rich.markup import escape
 
 from envbuilder import __version__
 from envbuilder.errors import EnvbuilderError
@@ -48,7 +49,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         rc = cli.main(args=argv, standalone_mode=False)
     except EnvbuilderError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
+        err_console.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
         err_console.print("aborted")

@@ -46,7 +46,7 @@ def lock(targets: tuple[str, ...], check: bool, offline: bool, upgrade: bool, re
         console.print(f"[green]{state}[/] {result.path.relative_to(root)}: {len(result.lock.packages)} packages "
                       f"in {time.perf_counter() - start:.1f}s")
         for finding in result.lock.findings:
-            console.print(f"  [yellow]warning[/] {escape(finding)}")
+            console.print(f"  [yellow]{escape(finding)}[/]")
 
 
 COMMANDS = [lock]

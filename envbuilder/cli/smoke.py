@@ -72,7 +72,10 @@ def run_and_report(endpoint, profile: SmokeProfile, *, target: str | None, basel
     except Unreachable as exc:
         write(unready_report(endpoint, profile, target, str(exc)))
         raise
-    print_summary(Console(highlight=False), report)
+    out = Console(highlight=False)
+    if not out.is_terminal:
+        out = Console(highlight=False, width=140)  # logs and CI: keep the table's numbers whole
+    print_summary(out, report)
     write(report)
     if not report.passed:
         raise CheckFailed(f"smoke failed: {len(report.verdict)} reason(s), listed above")

@@ -78,7 +78,7 @@ class Factory:
                                                          candidate.filename):
             deps.append(Req.parse(text, why=f"{parent}: {reason}"))
         self.edges[candidate.key] = deps
-        self._prefetch(deps)
+        self.prefetch(deps)
         return deps
 
     def _parse_dependency(self, text: str, candidate: Candidate) -> Req | None:
@@ -106,7 +106,7 @@ class Factory:
         assert candidate.file is not None
         return self.finder.metadata(candidate.file)
 
-    def _prefetch(self, deps: list[Req]) -> None:
+    def prefetch(self, deps: list[Req]) -> None:
         prefetch = getattr(self.finder, "prefetch", None)
         if prefetch is not None:
             prefetch([(str(d.name), self._index_of(d.name), str(d.specifier)) for d in deps])

@@ -162,8 +162,6 @@ def test_unknown_package_is_explained(project, default_index):
     assert result.rc == 1 and "no-such-thing" in result.err and "the matrix" in result.err, result.text
 
 
-@pytest.mark.xfail(strict=True, reason="envbuilder/cli/__init__.py prints error messages as rich markup, so "
-                                      "'[gpu]' in 'app[gpu]' vanishes from the explanation")
 def test_conflict_through_an_extra_keeps_the_extra_in_the_message(project, default_index):
     default_index.add(make_wheel("app", "1.0", requires_dist=['core==1.0; extra == "gpu"'], provides_extra=["gpu"]))
     publish(default_index, "core", "2.0")
