@@ -9,6 +9,7 @@ The API the resolver and other modules use (all values are frozen dataclasses):
         fut = ix.metadata_async(files[0])               # Future[CoreMetadata]; also files_async,
         meta = fut.result()                              #   download_async; *_many gather in bulk
         path = ix.download(files[0])                     # cached by sha256, verified
+        n = ix.size(files[0])                            # index's size, else learned/HEAD (HTML pages)
         with zipfile.ZipFile(ix.range_file(files[0])) as zf: ...   # any member, by range reads
 
 - `FileInfo`: project (normalised), filename, url, sha256 (None only if the index gives none),

@@ -4,6 +4,7 @@ Layout under the root (platformdirs' user cache dir, or ENVBUILDER_CACHE_DIR):
 
     files/<sha[:2]>/<sha256>/<filename>   distribution files, by their sha256 (immutable)
     metadata/<sha[:2]>/<sha256>           core metadata, by the sha256 of the file it describes
+    sizes/<sha[:2]>/<sha256>              file sizes the index did not publish (PEP 503 HTML)
     pages/<index-key>/<project>           project pages (normalised), by index URL and name
     git/<url-key>.git                     bare repositories of git sources
     locks/                                filelock files
@@ -166,6 +167,19 @@ class Cache:
 
     def write_metadata(self, file_sha256: str, data: bytes, source: str) -> None:
         atomic_write(self.metadata_path(file_sha256), seal(data, {"source": source}))
+
+    def size_path(self, file_sha256: str) -> Path:
+        return self.root / "sizes" / file_sha256[:2] / file_sha256
+
+    def read_size(self, file_sha256: str) -> int | None:
+        opened = self._read_sealed(self.size_path(file_sha256))
+        try:
+            return None if opened is None else int(opened[0])
+        except ValueError:
+            return None
+
+    def write_size(self, file_sha256: str, size: int) -> None:
+        atomic_write(self.size_path(file_sha256), seal(str(size).encode(), {}))
 
     # -- files ----------------------------------------------------------------------
     def file_path(self, sha256: str, filename: str) -> Path:

@@ -159,6 +159,23 @@ class IndexClient:
     def download_async(self, file: FileInfo) -> Future[Path]:
         return self._flight.submit(self._pool, ("download", _file_key(file)), lambda: self._load_file(file))
 
+    def size(self, file: FileInfo) -> int:
+        """The file's size in bytes: the index's, else learned (cached by sha256), else a HEAD request.
+
+        PEP 503 HTML pages carry no sizes; metadata range reads and downloads record the size they
+        learn, so after `metadata()` this usually costs nothing.
+        """
+        if file.size is not None:
+            return file.size
+        return self._flight.call(("size", _file_key(file)), lambda: self._load_size(file))
+
+    def size_async(self, file: FileInfo) -> Future[int]:
+        if file.size is not None:
+            done: Future[int] = Future()
+            done.set_result(file.size)
+            return done
+        return self._flight.submit(self._pool, ("size", _file_key(file)), lambda: self._load_size(file))
+
     def files_many(self, projects: Iterable[str], index: str = "pypi") -> dict[NormalizedName, list[FileInfo]]:
         """Pages of many projects in parallel; offline, one error lists every missing page."""
         futures = {canonicalize_name(p): self.files_async(p, index) for p in projects}
@@ -256,7 +273,9 @@ class IndexClient:
         if host not in self._no_ranges:
             try:
                 with self.range_file(file) as remote:
-                    return self._read_wheel(file, remote), "range"
+                    data = self._read_wheel(file, remote)
+                    self._remember_size(file, remote.size)
+                    return data, "range"
             except RangeNotSupported:
                 self._no_ranges.add(host)
         return self._metadata_from_path(file, self.download(file)), "download"
@@ -287,6 +306,35 @@ class IndexClient:
         except MetadataNotFound as exc:
             raise Unreachable(f"{exc}: the index serves a broken wheel") from exc
 
+    # -- sizes ----------------------------------------------------------------------
+    def _load_size(self, file: FileInfo) -> int:
+        if file.sha256:
+            known = self.cache.read_size(file.sha256)
+            if known is not None:
+                return known
+            local = self.cache.lookup_file(file.sha256, file.filename)
+            if local is not None:
+                return local.stat().st_size
+        if self.offline:
+            raise self._miss(f"size: {file.filename}")
+        size = self._remote_size(file)
+        self._remember_size(file, size)
+        return size
+
+    def _remote_size(self, file: FileInfo) -> int:
+        response = self.http.get(file.url, headers={"Accept-Encoding": "identity"}, method="HEAD")
+        length = response.headers.get("Content-Length", "")
+        if length.isdigit():
+            return int(length)
+        try:
+            return self.http.get_range(file.url, None, 1)[1]
+        except RangeNotSupported:
+            return self.download(file).stat().st_size
+
+    def _remember_size(self, file: FileInfo, size: int) -> None:
+        if file.size is None and file.sha256:
+            self.cache.write_size(file.sha256, size)
+
     # -- downloads ------------------------------------------------------------------
     def _load_file(self, file: FileInfo) -> Path:
         if file.sha256:
@@ -305,7 +353,9 @@ class IndexClient:
         tmp = self.cache.temp_path()
         try:
             actual = self.http.download(file.url, tmp, sha256, file.size)
-            return self.cache.commit_file(tmp, actual, file.filename)
+            path = self.cache.commit_file(tmp, actual, file.filename)
+            self._remember_size(file, path.stat().st_size)
+            return path
         finally:
             with contextlib.suppress(FileNotFoundError):
                 tmp.unlink()

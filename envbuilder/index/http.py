@@ -100,11 +100,12 @@ class Http:
             f"cannot fetch {url} after {self.retries + 1} attempts ({_describe(last)}): {RECOVERY_HINT}"
         )
 
-    def get(self, url: str, headers: dict[str, str] | None = None, ok: tuple[int, ...] = (200,)) -> httpx.Response:
-        """GET with the body read; statuses outside `ok` (and not retryable) raise Unreachable."""
+    def get(self, url: str, headers: dict[str, str] | None = None, ok: tuple[int, ...] = (200,),
+            method: str = "GET") -> httpx.Response:
+        """GET (or HEAD) with the body read; statuses outside `ok` (not retryable) raise Unreachable."""
 
         def attempt() -> httpx.Response:
-            response = self.client.get(url, headers=headers)
+            response = self.client.request(method, url, headers=headers)
             self.stats.add(requests=1, received=len(response.content))
             _check_status(response, ok)
             return response

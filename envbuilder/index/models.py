@@ -14,8 +14,8 @@ from typing import Any, Literal
 
 from packaging.metadata import parse_email
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.tags import Tag
-from packaging.utils import InvalidWheelFilename, NormalizedName, canonicalize_name, parse_wheel_filename
+from packaging.tags import Tag, parse_tag
+from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 FileKind = Literal["wheel", "sdist"]
@@ -29,6 +29,15 @@ def _parse_version(text: str) -> Version | None:
         return Version(text)
     except InvalidVersion:
         return None
+
+
+@lru_cache(maxsize=1 << 14)
+def _parse_tags(triple: str) -> frozenset[Tag]:
+    """Tags of a wheel's "python-abi-platform" field; shared by every version built the same way."""
+    try:
+        return parse_tag(triple)
+    except ValueError:
+        return frozenset()
 
 
 def file_kind(filename: str) -> FileKind | None:
@@ -94,15 +103,13 @@ class FileInfo:
             raise ValueError(f"cannot parse a version from {self.filename!r}")
         return version
 
-    @cached_property
+    @property
     def tags(self) -> frozenset[Tag]:
         """The wheel's compatibility tags; empty for sdists and malformed wheel names."""
-        if self.kind != "wheel":
+        if not self.filename.endswith(".whl"):
             return frozenset()
-        try:
-            return parse_wheel_filename(self.filename)[3]
-        except (InvalidWheelFilename, InvalidVersion):
-            return frozenset()
+        parts = self.filename[:-4].split("-")
+        return _parse_tags("-".join(parts[-3:])) if len(parts) in (5, 6) else frozenset()
 
     def to_json(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}

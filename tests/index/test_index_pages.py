@@ -116,3 +116,23 @@ def test_fresh_and_cached_pages_list_files_in_the_same_order(index_server: Index
         fresh = client.files("ordered")
     with IndexClient({"pypi": index_server.url}, index_cache) as client:
         assert client.files("ordered") == fresh
+
+
+def test_sizes_missing_from_html_pages_are_learned(index_server: IndexServer, index_client: IndexClient, index_cache):
+    index_server.formats = ("html",)
+    index_server.pep658 = False
+    whl, sdist, other = make_wheel("sized", "1.0"), make_sdist("sized", "1.0"), make_wheel("sized", "2.0")
+    for dist in (whl, sdist, other):
+        index_server.add(dist)
+    files = {f.filename: f for f in index_client.files("sized")}
+    assert all(f.size is None for f in files.values())
+    index_client.metadata(files[whl.filename])  # range reads learn the wheel's size
+    index_client.metadata(files[sdist.filename])  # the sdist is downloaded whole
+    before = len(index_server.log)
+    assert index_client.size(files[whl.filename]) == whl.size
+    assert index_client.size(files[sdist.filename]) == sdist.size
+    assert len(index_server.log) == before  # both known without asking again
+    assert index_client.size_async(files[other.filename]).result() == other.size  # a HEAD request
+    assert [r.method for r in index_server.log[before:]] == ["HEAD"]
+    with IndexClient({"pypi": index_server.url}, index_cache, offline=True) as offline:
+        assert sorted(offline.size(f) for f in offline.files("sized")) == sorted(d.size for d in (whl, sdist, other))
