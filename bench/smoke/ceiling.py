@@ -1,11 +1,13 @@
 """The smoke client's own ceiling: chunks/s on one core, and the most concurrent streams it holds.
 
 Usage: .venv/bin/python bench/smoke/ceiling.py [--levels 1,64,256,1024] [--tokens 256] [--streams 1024,2048,4096]
+           [--aiperf PATH --tokenizer DIR]
 
 Starts chunk_server.py (pinned to CPU 1) and drives it with envbuilder's own client (pinned to
 CPU 0), exactly as `envbuilder smoke` does: the hot loop, then SSE/JSON parsing after the level.
 Reports wall-clock chunks/s and chunks per client CPU-second (process_time: the one-core figure),
-with and without the after-the-fact parsing.
+with and without the after-the-fact parsing. With `--aiperf`, the peer client runs the same levels
+against the same server; its CPU is the user+sys time of all its processes (it runs several).
 """
 
 from __future__ import annotations
@@ -68,11 +70,32 @@ async def level(url: str, concurrency: int, requests: int, tokens: int) -> dict:
             "errors": sorted({r.error_kind for r in results if not r.ok})}
 
 
+def peer(aiperf: str, tokenizer: str, url: str, concurrency: int, requests: int, tokens: int, work: Path) -> dict:
+    import json
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run([aiperf, "profile", "--model", "bench", "--url", url, "--endpoint-type", "completions", "--streaming",
+                    "--tokenizer", tokenizer, "--isl", "16", "--isl-stddev", "0", "--osl", str(tokens),
+                    "--osl-stddev", "0", "--use-legacy-max-tokens", "--use-server-token-count",
+                    "--concurrency", str(concurrency), "--request-count", str(requests), "--artifact-dir", str(work),
+                    "--ui-type", "none"], check=True, capture_output=True, timeout=1800)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    data = json.loads((work / "profile_export_aiperf.json").read_text())
+    chunks = data["output_sequence_length"]["sum"]
+    return {"tok_s": data["output_token_throughput"]["avg"], "chunks_per_cpu_s": chunks / cpu, "wall_s": wall,
+            "errors": sum(e["count"] for e in data.get("error_summary") or [])}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--levels", default="1,64,256,1024")
     ap.add_argument("--tokens", type=int, default=256)
     ap.add_argument("--streams", default="1024,2048,4096", help="concurrency levels for the most-streams probe")
+    ap.add_argument("--aiperf", help="also run this aiperf executable on the same levels")
+    ap.add_argument("--tokenizer", help="tokenizer folder for aiperf (any HF tokenizer; counts come from usage)")
     args = ap.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
@@ -89,6 +112,14 @@ def main() -> None:
             print(f"| {c} | {r['requests']} | {r['chunks']:,} | {r['wall_s']:.2f} | {r['chunks_per_s_wall']:,.0f} | "
                   f"{r['chunks_per_cpu_s_hot']:,.0f} | {r['chunks_per_cpu_s_total']:,.0f} | {r['max_concurrent']} | "
                   f"{r['failed']} {' '.join(r['errors'])} |", flush=True)
+        if args.aiperf:
+            import tempfile
+
+            print("\n| aiperf concurrency | output tok/s (its figure) | chunks per CPU-s (all its processes, whole run) | wall s | errors |")
+            print("|---|---|---|---|---|")
+            for c in [int(x) for x in args.levels.split(",")]:
+                r = peer(args.aiperf, args.tokenizer, url, c, max(2 * c, 16), args.tokens, Path(tempfile.mkdtemp()))
+                print(f"| {c} | {r['tok_s']:,.0f} | {r['chunks_per_cpu_s']:,.0f} | {r['wall_s']:.1f} | {r['errors']} |", flush=True)
         print("\nmost concurrent streams (one request per stream, 64 tokens each):")
         for c in [int(x) for x in args.streams.split(",")]:
             r = asyncio.run(level(url, c, c, 64))

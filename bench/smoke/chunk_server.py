@@ -64,6 +64,9 @@ async def main(port: int, tokens: int) -> None:
 
 
 if __name__ == "__main__":
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
     if hasattr(os, "sched_setaffinity") and os.environ.get("BENCH_SERVER_CPU"):
         os.sched_setaffinity(0, {int(os.environ["BENCH_SERVER_CPU"])})
     tokens = int(sys.argv[sys.argv.index("--tokens") + 1]) if "--tokens" in sys.argv else 256
