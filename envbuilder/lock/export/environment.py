@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import re
 
+from typing import TYPE_CHECKING
+
 from packaging.markers import Marker
 from packaging.utils import parse_wheel_filename
-from pydantic import ValidationError
 
 from envbuilder.errors import BadInput
 from envbuilder.lock.model import Artifact, Lock
-from envbuilder.matrix.schema import Platform
-from envbuilder.resolve.environment import TargetEnvironment
+
+if TYPE_CHECKING:
+    from envbuilder.resolve.environment import TargetEnvironment
 
 #: Markers that pin the target down; the lock may carry more (they are only informational here).
 _MARKERS = ("sys_platform", "platform_machine", "implementation_name", "python_version")
@@ -73,6 +75,12 @@ def conda_platform(lock: Lock) -> str:
 
 def target(lock: Lock) -> TargetEnvironment:
     """The resolver's own view of the target, so wheel choice here matches the lock's."""
+    # imported here: the resolver package is heavy, and only conda-lock's wheel choice needs it
+    from pydantic import ValidationError
+
+    from envbuilder.matrix.schema import Platform
+    from envbuilder.resolve.environment import TargetEnvironment
+
     try:
         platform = Platform(os=system(lock), machine=machine(lock), libc=_value(lock, "libc") or "glibc_2.17",
                             python=python_version(lock))

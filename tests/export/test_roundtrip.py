@@ -1,0 +1,125 @@
+"""Round trip against the real index: export -> install into a fresh venv -> `envbuilder verify`.
+
+The CPU target installs from every format with the installers that read it, building
+llama-cpp-python from its locked sdist with the lock's recipe environment (the honest path: the
+lock says "built from this sdist"). The installers' own caches keep the built wheel, so the
+compile happens once per installer, not once per format. A GPU target's pure-Python subset
+installs on its own Python (3.12) the same way.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from envbuilder.lock import lock_path, read_lock, write_lock
+from envbuilder.matrix import project_root
+from tests.export.helpers import clean_env, make_venv, must, python_for, run, uv
+
+pytestmark = pytest.mark.network
+
+ROOT = project_root(Path(__file__).parent)
+CPU = "cpu-llamacpp"
+GPU = "blackwell-sm120"
+FILE_NAMES = {"requirements": "requirements.{}.txt", "pylock": "pylock.{}.toml", "conda-lock": "conda-lock.{}.yml"}
+
+
+def _lock(name: str) -> Path:
+    path = lock_path(ROOT, name)
+    if not path.exists():
+        pytest.skip(f"{path.relative_to(ROOT)} is not committed yet")
+    return path
+
+
+def envbuilder(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "envbuilder", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=600)
+
+
+def installer_env(lock_file: Path) -> dict[str, str]:
+    """The user's index and CA bundle, none of this machine's other pip config; recipe env for builds."""
+    from envbuilder.index.config import ca_bundle, default_index_url
+
+    extra = {k: v for p in read_lock(lock_file).packages if p.build for k, v in p.build.env.items()}
+    bundle = ca_bundle()
+    if bundle is not None:
+        extra.update(SSL_CERT_FILE=str(bundle), PIP_CERT=str(bundle))
+    return clean_env(default_index_url(), **extra)
+
+
+@pytest.fixture(scope="session")
+def pip26(tmp_path_factory) -> str:
+    """An interpreter whose pip reads pylock.toml (pip >= 26.1); it installs into other venvs via --python."""
+    tool = make_venv(tmp_path_factory.mktemp("pip26") / "venv")
+    must(run([uv(), "pip", "install", "--python", str(tool), "pip>=26.1"], installer_env(_lock(CPU))))
+    return str(tool)
+
+
+def pip_lines(conda_lock_file: Path, out: Path) -> Path:
+    """`conda-lock install` gives pip the `# pip` lines of conda-lock's explicit render: so do we."""
+    from tests.export.test_condalock import pip_lines as lines
+
+    out.write_text("\n".join(lines(conda_lock_file)) + "\n")
+    return out
+
+
+def install(fmt: str, installer: str, exported: Path, venv_python: Path, pip_python: str, env: dict) -> None:
+    pip = [pip_python, "-m", "pip", "--python", str(venv_python), "install"]
+    uvpip = [uv(), "pip", "install", "--python", str(venv_python)]
+    commands = {
+        ("requirements", "pip"): [*pip, "--require-hashes", "--no-deps", "-r", str(exported)],
+        ("requirements", "uv"): [*uvpip, "--require-hashes", "-r", str(exported)],
+        # pip (26.x, experimental) still resolves dependencies from a pylock file; a lock needs none
+        ("pylock", "pip"): [*pip, "--no-deps", "-r", str(exported)],
+        ("pylock", "uv"): [*uvpip, "-r", str(exported)],
+    }
+    if fmt == "conda-lock":
+        exported = pip_lines(exported, exported.with_suffix(".pip.txt"))
+        commands[(fmt, "pip")] = [*pip, "--no-deps", "-r", str(exported)]
+    must(run(commands[(fmt, installer)], env, timeout=3600))
+
+
+def export_and_verify(fmt: str, installer: str, lock_file: Path, name: str, python: str, pip26: str,
+                      tmp_path: Path, extra: tuple[str, ...] = ()) -> Path:
+    exported = tmp_path / FILE_NAMES[fmt].format(name)
+    proc = envbuilder("export", "--lock", str(lock_file), "--format", fmt, "-o", str(exported), *extra)
+    assert proc.returncode == 0, proc.stderr
+    venv = tmp_path / "venv"
+    venv_python = make_venv(venv, python)
+    install(fmt, installer, exported, venv_python, pip26, installer_env(lock_file))
+    verified = envbuilder("verify", "--lock", str(lock_file), "--venv", str(venv))
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    assert "verify: OK" in verified.stdout
+    return venv_python
+
+
+@pytest.mark.parametrize("fmt, installer", [
+    ("requirements", "pip"), ("requirements", "uv"), ("pylock", "pip"), ("pylock", "uv"), ("conda-lock", "pip"),
+])
+def test_cpu_target_installs_from_each_export_and_verifies(fmt, installer, pip26, tmp_path):
+    python = python_for("3.11") or pytest.skip("no Python 3.11 interpreter for the cpu-llamacpp target")
+    venv_python = export_and_verify(fmt, installer, _lock(CPU), CPU, python, pip26, tmp_path)
+    # the source build is a working llama.cpp binding, not just a name in site-packages
+    must(subprocess.run([str(venv_python), "-c", "import llama_cpp; print(llama_cpp.__version__)"],
+                        capture_output=True, text=True))
+
+
+def pure_python_subset(lock_file: Path, out: Path) -> Path:
+    """The GPU lock's packages that are py3-none-any wheels only: installable on any x86_64 box."""
+    lock = read_lock(lock_file)
+    pure = tuple(p for p in lock.packages if p.build is None and p.source.git is None and p.artifacts
+                 and all(a.filename.endswith("-none-any.whl") for a in p.artifacts))
+    assert len(pure) >= 20, "the GPU target should have a substantial pure-Python part"
+    write_lock(replace(lock, packages=pure), out)
+    return out
+
+
+@pytest.mark.parametrize("fmt, installer", [("requirements", "pip"), ("pylock", "uv"), ("pylock", "pip")])
+def test_gpu_target_pure_python_subset_installs_and_verifies(fmt, installer, pip26, tmp_path):
+    python = python_for("3.12") or pytest.skip("no Python 3.12 interpreter for the GPU target's subset")
+    subset = pure_python_subset(_lock(GPU), tmp_path / "locks" / f"{GPU}.lock.toml")
+    export_and_verify(fmt, installer, subset, GPU, python, pip26, tmp_path)
