@@ -60,7 +60,8 @@ def clean_env(index_url: str | None = None, **extra: str) -> dict[str, str]:
     return env
 
 
-def run(cmd: list[str], env: Mapping[str, str], cwd: Path | None = None, timeout: int = 1200) -> subprocess.CompletedProcess:
+def run(cmd: list[str], env: Mapping[str, str], cwd: Path | None = None,
+        timeout: int = 1200) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, env=dict(env), cwd=cwd, capture_output=True, text=True, timeout=timeout)
 
 

@@ -174,7 +174,8 @@ def _check_dependencies(packages: list[Mapping[str, Any]], errors: list[str]) ->
         for j, dep in enumerate(package.get("dependencies") or []):
             matches = [p for p in packages if all(p.get(k) == v for k, v in dep.items())]
             if len(matches) != 1:
-                errors.append(f"packages[{i}].dependencies[{j}]: {dep!r} matches {len(matches)} entries, not exactly one")
+                errors.append(f"packages[{i}].dependencies[{j}]: {dep!r} matches {len(matches)} entries, "
+                              "not exactly one")
 
 
 def _check_single_entry(doc: Mapping[str, Any], environment: Mapping[str, str] | None, errors: list[str]) -> None:

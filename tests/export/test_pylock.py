@@ -103,7 +103,8 @@ def test_the_rule_checker_catches_broken_files(demo, index_client):
         "hashes: required": lambda d: d["packages"][0]["wheels"][0].update(hashes={}),
         "is not alpha 9.9": lambda d: d["packages"][0].update(version="9.9"),
         "normalised": lambda d: d["packages"][0].update(name="Alpha_Pkg"),
-        "full one MUST": lambda d: d["packages"].append({"name": "z", "vcs": {"type": "git", "url": "u", "commit-id": "abc"}}),
+        "full one MUST": lambda d: d["packages"].append(
+            {"name": "z", "vcs": {"type": "git", "url": "u", "commit-id": "abc"}}),
         "MUST NOT be given for a source tree": lambda d: d["packages"].append(
             {"name": "z", "version": "1", "vcs": {"type": "git", "url": "u", "commit-id": "a" * 40}}),
         "matches 0 entries": lambda d: d["packages"][0].update(dependencies=[{"name": "nope"}]),

@@ -43,7 +43,8 @@ def test_text_is_sorted_hashed_line_continued_and_marks_source_builds(demo):
         f"    --hash=sha256:{dists['alpha'].sha256}",
         "beta==2.0 \\",
         f"    --hash=sha256:{dists['beta'].sha256}",
-        f"# gamma: built from its sdist by the installer (envbuilder recipe {RECIPE.inputs_digest}); set for the build:",
+        f"# gamma: built from its sdist by the installer (envbuilder recipe {RECIPE.inputs_digest}); "
+        "set for the build:",
         "#   DEMO_BUILD_FLAG='from recipe'",
         "gamma==0.5 \\",
         f"    --hash=sha256:{dists['gamma'].sha256}",
@@ -76,7 +77,8 @@ def test_every_artifact_of_a_package_is_hashed(index_server):
 def test_git_source_is_a_direct_reference_at_the_full_commit():
     commit = "a" * 40
     lock = make_lock([package("sglang", "0.5.9", git=("https://example.invalid/sglang.git", commit, "python"))])
-    assert f"sglang @ git+https://example.invalid/sglang.git@{commit}#subdirectory=python" in export(lock, "requirements")
+    line = f"sglang @ git+https://example.invalid/sglang.git@{commit}#subdirectory=python"
+    assert line in export(lock, "requirements")
 
 
 def test_markers_are_kept(demo):

@@ -47,7 +47,7 @@ def _build_comment(entry: Entry) -> list[str]:
 def _block(entry: Entry) -> list[str]:
     lines = _build_comment(entry) if entry.is_source_build else []
     if entry.is_git:
-        return [*lines, f"# git source: pinned by commit; pip refuses VCS lines under --require-hashes",
+        return [*lines, "# git source: pinned by commit; pip and uv refuse VCS lines under --require-hashes",
                 _requirement(entry)]
     hashes = [f"{INDENT}--hash=sha256:{a.sha256}" for a in entry.artifacts]
     body = [_requirement(entry), *hashes]
@@ -63,7 +63,8 @@ def header(selection: Selection, origin: str, install: list[str]) -> list[str]:
         *(f"# install: {command}" for command in install),
     ]
     for entry in selection.skipped:
-        lines.append(f"# skipped source build: {entry.pin} (sdist sha256:{entry.sdist.sha256 if entry.sdist else '-'}); "
+        sdist = entry.sdist.sha256 if entry.sdist else "-"
+        lines.append(f"# skipped source build: {entry.pin} (sdist sha256:{sdist}); "
                      "build it separately before installing this file")
     return lines
 
