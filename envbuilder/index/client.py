@@ -276,7 +276,7 @@ class IndexClient:
                     data = self._read_wheel(file, remote)
                     self._remember_size(file, remote.size)
                     return data, "range"
-            except RangeNotSupported:
+            except (RangeNotSupported, OSError):  # ignored, refused or garbled ranges: download
                 self._no_ranges.add(host)
         return self._metadata_from_path(file, self.download(file)), "download"
 
@@ -327,7 +327,7 @@ class IndexClient:
         if length.isdigit():
             return int(length)
         try:
-            return self.http.get_range(file.url, None, 1)[1]
+            return self.http.get_range(file.url, None, 1)[2]
         except RangeNotSupported:
             return self.download(file).stat().st_size
 

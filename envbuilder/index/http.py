@@ -112,26 +112,30 @@ class Http:
 
         return self.retrying(url, attempt)
 
-    def get_range(self, url: str, start: int | None, end: int) -> tuple[bytes, int]:
-        """Bytes [start, end) of `url` and the file's total size; start=None asks for the last `end`.
+    def get_range(self, url: str, start: int | None, end: int) -> tuple[bytes, int, int]:
+        """(body, its offset, the file's total size) for bytes [start, end) of `url`.
 
-        Raises RangeNotSupported when the server answers 200 (it ignored the Range header);
-        the body is not read then, so nothing big is transferred by accident.
+        start=None asks for the last `end` bytes. The offset comes from the reply's Content-Range,
+        so a server that answers with a different range than asked is still read correctly.
+        Raises RangeNotSupported when the server ignores or refuses the Range header (any answer
+        but 206 that is not worth a retry, or no Content-Range); the body is not read then, so
+        nothing big is transferred by accident.
         """
         spec = f"bytes=-{end}" if start is None else f"bytes={start}-{end - 1}"
 
-        def attempt() -> tuple[bytes, int]:
+        def attempt() -> tuple[bytes, int, int]:
             with self.client.stream("GET", url, headers={"Range": spec, **IDENTITY}) as response:
                 self.stats.add(requests=1)
-                if response.status_code == 200:
+                if response.status_code in RETRY_STATUS:
+                    raise _RetryableStatus(response.status_code)
+                if response.status_code != 206:  # 200, 416, 501...: a download answers for itself
                     raise RangeNotSupported(url)
-                _check_status(response, (206,))
+                match = _CONTENT_RANGE.match(response.headers.get("Content-Range", ""))
+                if not match or match.group(3) == "*":
+                    raise RangeNotSupported(url)
                 body = response.read()
                 self.stats.add(received=len(body))
-            match = _CONTENT_RANGE.match(response.headers.get("Content-Range", ""))
-            if not match or match.group(3) == "*":
-                raise RangeNotSupported(url)
-            return body, int(match.group(3))
+            return body, int(match.group(1)), int(match.group(3))
 
         return self.retrying(url, attempt)
 

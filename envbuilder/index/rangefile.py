@@ -83,9 +83,9 @@ class RangeFile(io.RawIOBase):
     @property
     def size(self) -> int:
         if self._size is None:
-            body, total = self.http.get_range(self.url, None, self.block)
+            body, offset, total = self.http.get_range(self.url, None, self.block)
             self._size = total
-            self._store(total - len(body), body)
+            self._store(offset, body)
             self._count(body)
         return self._size
 
@@ -100,9 +100,11 @@ class RangeFile(io.RawIOBase):
         fetch_start = start
         if fetch_end - fetch_start < self.block:
             fetch_start = max(0, fetch_end - self.block)
-        body, _total = self.http.get_range(self.url, fetch_start, fetch_end)
-        self._store(fetch_start, body)
+        body, offset, _total = self.http.get_range(self.url, fetch_start, fetch_end)
+        self._store(offset, body)
         self._count(body)
+        if self._cached(start, end) is None:
+            raise OSError(f"{self.url}: the server answered bytes {offset}-{offset + len(body)} for {start}-{end}")
 
     def _store(self, start: int, body: bytes) -> None:
         if start not in self._segments:

@@ -178,3 +178,14 @@ def test_range_file_streams_a_large_member_in_bounded_memory(index_server: Index
         chunks = iter(lambda: member.read(16384), b"")
         assert b"".join(chunks) == payload
     assert len(remote._segments) <= MAX_SEGMENTS
+
+
+@pytest.mark.parametrize("status", [416, 501])
+def test_refused_ranges_fall_back_to_a_download(index_server: IndexServer, index_client: IndexClient, status):
+    index_server.pep658 = False
+    index_server.range_status = status
+    whl = make_wheel("bigpkg", "2.0", requires_dist=["six"])
+    index_server.add(whl)
+    (file,) = index_client.files("bigpkg")
+    assert index_client.metadata(file).requires_dist == ("six",)
+    assert index_client.metadata_sources == {"download": 1}

@@ -25,13 +25,16 @@ from packaging.utils import canonicalize_name
 FIXED_TIME = (2024, 1, 1, 0, 0, 0)  # reproducible archives: same inputs, same bytes
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class BuiltDist:
     """A distribution file built in memory; `metadata` is its METADATA / PKG-INFO bytes."""
 
     filename: str
     data: bytes
     metadata: bytes
+
+    def __repr__(self) -> str:  # short: failing tests print these, and wheels can be megabytes
+        return f"BuiltDist({self.filename!r}, {len(self.data)} bytes)"
 
     @property
     def sha256(self) -> str:

@@ -8,6 +8,7 @@ PEP 658/714 `.metadata` files; every behaviour a client must cope with can be sw
     server.url                              # "http://127.0.0.1:PORT/simple" (give it to IndexClient)
     server.pep658 = False                   # no .metadata files, no core-metadata in pages
     server.ranges = False                   # ignore Range headers (answer 200 with the whole file)
+    server.range_status = 416               # refuse every Range request with this status
     server.formats = ("html",)              # only PEP 503 HTML ("json" alone: only JSON)
     server.drop_connections(3)              # close the next 3 connections without an answer
     server.drop_connections(None)           # ... every connection, forever
@@ -62,12 +63,13 @@ class Served:
         return hashlib.sha256(self.dist.metadata).hexdigest()
 
 
-@dataclass
+@dataclass(repr=False)
 class IndexServer:
     pep658: bool = True
     ranges: bool = True
     formats: tuple[str, ...] = ("json", "html")
     publish_size: bool = True
+    range_status: int | None = None
     projects: dict[str, list[Served]] = field(default_factory=dict)
     log: list[Request] = field(default_factory=list)
 
@@ -77,6 +79,10 @@ class IndexServer:
         self._fail: tuple[int, int] = (0, 0)
         self._tampered: set[str] = set()
         self._httpd: ThreadingHTTPServer | None = None
+
+    def __repr__(self) -> str:
+        where = self.url if self._httpd is not None else "not started"
+        return f"IndexServer({where}, {len(self.projects)} projects, {len(self.log)} requests logged)"
 
     # -- setup ----------------------------------------------------------------------
     def add(self, dist: BuiltDist, *, project: str | None = None, requires_python: str | None = None,
@@ -101,7 +107,8 @@ class IndexServer:
     def start(self) -> IndexServer:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, name="test-index", daemon=True).start()
+        threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},  # fast stop()
+                         name="test-index", daemon=True).start()
         return self
 
     def stop(self) -> None:
@@ -291,7 +298,9 @@ def _handler_for(server: IndexServer) -> type[BaseHTTPRequestHandler]:
             if filename in server._tampered:
                 data = data[:-1] + bytes([data[-1] ^ 0xFF])
             spec = self.headers.get("Range")
-            if spec and server.ranges:
+            if spec and server.range_status is not None:
+                self._send(server.range_status, b"", head=head)
+            elif spec and server.ranges:
                 self._range(data, spec, head)
             else:
                 self._send(200, data, "application/octet-stream", head, {"Accept-Ranges": "bytes"}
