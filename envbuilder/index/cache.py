@@ -91,6 +91,18 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+STALE_TEMP_SECONDS = 24 * 3600  # a download still running after a day is not one
+
+
+def _sweep(directory: Path, age: float) -> None:
+    """Delete partial downloads left by killed runs (a live run's temp files are younger)."""
+    cutoff = time.time() - age
+    for path in directory.glob("*.part"):
+        with contextlib.suppress(OSError):
+            if path.stat().st_mtime < cutoff:
+                path.unlink()
+
+
 def _signature(path: Path) -> tuple[int, int, int]:
     st = path.stat()
     return st.st_size, st.st_mtime_ns, st.st_ino
@@ -113,6 +125,7 @@ class Cache:
         # files hashed in this process, by their stat signature: unchanged files need no rehash
         self._verified: dict[Path, tuple[int, int, int]] = {}
         self._verified_lock = threading.Lock()
+        self._swept = False
 
     def __repr__(self) -> str:
         return f"Cache({str(self.root)!r})"
@@ -206,6 +219,9 @@ class Cache:
         """A fresh temp path inside the cache (same filesystem, so the final rename is atomic)."""
         tmp_dir = self.root / "files" / "tmp"
         tmp_dir.mkdir(parents=True, exist_ok=True)
+        if not self._swept:
+            self._swept = True
+            _sweep(tmp_dir, STALE_TEMP_SECONDS)
         fd, tmp = tempfile.mkstemp(dir=tmp_dir, prefix="dl-", suffix=".part")
         os.close(fd)
         return Path(tmp)

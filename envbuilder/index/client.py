@@ -39,7 +39,7 @@ from envbuilder.index.distmeta import (
     static_sdist_metadata,
 )
 from envbuilder.index.errors import RECOVERY_HINT, HashMismatch, MissingFromCache, RangeNotSupported
-from envbuilder.index.http import Http
+from envbuilder.index.http import Http, redact
 from envbuilder.index.models import CoreMetadata, FileInfo
 from envbuilder.index.rangefile import RangeFile
 from envbuilder.index.simple import (
@@ -288,7 +288,7 @@ class IndexClient:
             actual = hashlib.sha256(response.content).hexdigest()
             if actual != file.core_metadata_sha256:
                 raise HashMismatch(
-                    f"{file.url}.metadata has sha256 {actual}, the index published {file.core_metadata_sha256}"
+                    f"{redact(file.url)}.metadata has sha256 {actual}, the index published {file.core_metadata_sha256}"
                 )
         return response.content
 

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
@@ -97,7 +98,7 @@ class Http:
             except (httpx.TransportError, _RetryableStatus) as exc:
                 last = exc
         raise Unreachable(
-            f"cannot fetch {url} after {self.retries + 1} attempts ({_describe(last)}): {RECOVERY_HINT}"
+            f"cannot fetch {redact(url)} after {self.retries + 1} attempts ({_describe(last)}): {RECOVERY_HINT}"
         )
 
     def get(self, url: str, headers: dict[str, str] | None = None, ok: tuple[int, ...] = (200,),
@@ -155,11 +156,11 @@ class Http:
             actual = digest.hexdigest()
             if sha256 is not None and actual != sha256:
                 raise HashMismatch(
-                    f"{url}: downloaded bytes have sha256 {actual}, the index published {sha256}; "
+                    f"{redact(url)}: downloaded bytes have sha256 {actual}, the index published {sha256}; "
                     "the index or a proxy served a different file: retry later or report it to the index"
                 )
             if size is not None and dest.stat().st_size != size:
-                raise HashMismatch(f"{url}: downloaded {dest.stat().st_size} bytes, the index said {size}")
+                raise HashMismatch(f"{redact(url)}: downloaded {dest.stat().st_size} bytes, the index said {size}")
             return actual
 
         return self.retrying(url, attempt)
@@ -172,7 +173,19 @@ def _check_status(response: httpx.Response, ok: tuple[int, ...]) -> None:
     if status in RETRY_STATUS:
         raise _RetryableStatus(status)
     hint = " (credentials needed? put them in the index URL: https://USER:TOKEN@host/simple)" if status in (401, 403) else ""
-    raise Unreachable(f"{response.request.url} answered HTTP {status}{hint}: {RECOVERY_HINT}")
+    raise Unreachable(f"{redact(str(response.request.url))} answered HTTP {status}{hint}: {RECOVERY_HINT}")
+
+
+def redact(url: str) -> str:
+    """The URL without its password or token, for messages and logs."""
+    parts = urlsplit(url)
+    if parts.password is None and not (parts.username and "@" in parts.netloc):
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username}:***@{host}" if parts.password is not None else f"***@{host}"
+    if parts.port:
+        netloc += f":{parts.port}"
+    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def _describe(exc: Exception | None) -> str:

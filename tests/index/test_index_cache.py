@@ -123,3 +123,19 @@ def test_two_processes_share_one_cache(index_server: IndexServer, tmp_path: Path
     full = [r for r in index_server.log if r.path.startswith("/files/") and r.range is None]
     assert len(full) == 6  # the file lock made the second process wait and reuse each download
     assert not list(root.rglob("*.part"))
+
+
+def test_partial_downloads_of_killed_runs_are_swept(index_server: IndexServer, index_cache: Cache):
+    import os
+    import time
+
+    index_server.add(make_wheel("demo", "1.0"))
+    tmp = index_cache.root / "files" / "tmp"
+    tmp.mkdir(parents=True)
+    old, recent = tmp / "dl-old.part", tmp / "dl-recent.part"
+    old.write_bytes(b"x" * 100)
+    recent.write_bytes(b"y")
+    os.utime(old, (time.time() - 2 * 86400,) * 2)
+    with _client(index_server, index_cache) as client:
+        client.download(client.files("demo")[0])
+    assert not old.exists() and recent.exists()

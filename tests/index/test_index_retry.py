@@ -70,3 +70,16 @@ def test_async_failures_surface_from_the_future(served: IndexServer, index_cache
             future.result()
         served.drop_connections(0)
         assert len(client.files("demo")) == 1  # a failure is not memoised: the next call retries
+
+
+def test_credentials_in_the_index_url_never_reach_messages(served: IndexServer, index_cache):
+    from envbuilder.index.http import redact
+
+    url = served.url.replace("http://", "http://alice:s3cret-token@")
+    served.drop_connections(None)
+    with IndexClient({"pypi": url}, index_cache, retries=0, backoff=0.01) as client:
+        with pytest.raises(Unreachable) as err:
+            client.files("demo")
+    assert "s3cret-token" not in str(err.value) and "alice:***@127.0.0.1" in str(err.value)
+    assert redact("https://__token__@host.invalid/simple") == "https://***@host.invalid/simple"
+    assert redact("https://host.invalid/simple") == "https://host.invalid/simple"
