@@ -91,6 +91,8 @@ def smoke_cmd(endpoint: str, target: str | None, model: str | None, ready_timeou
     """Benchmark a running server: warmup, concurrency sweep, metrics, thresholds, reports."""
     from envbuilder.smoke.service import Endpoint, with_overrides
 
+    if not endpoint.startswith(("http://", "https://")):
+        raise BadInput(f"option --endpoint: {endpoint!r} needs a scheme, e.g. http://127.0.0.1:30000")
     profile, ready, models, info = SmokeProfile(), "/health", "/v1/models", None
     if target:
         from envbuilder.matrix import load_target

@@ -50,6 +50,7 @@ def poll_ready(
     interval_s: float = 1.0,
     server: ServerProcess | None = None,
     progress: Progress | None = None,
+    hint: str = "is the server running?",
 ) -> float:
     """Return seconds until `ready_path` answered 200; raise Unreachable at the deadline or a crash."""
     start = time.monotonic()
@@ -71,10 +72,7 @@ def poll_ready(
             tail = ""
             if server is not None:
                 tail = "\nlast log lines:\n" + "\n".join(f"  | {line}" for line in server.tail(15))
-            raise Unreachable(
-                f"{client.base_url} not ready after {deadline_s:.0f} s (last: {last}); raise the profile's "
-                f"startup_timeout_s if the model is still loading, or read the server log{tail}"
-            )
+            raise Unreachable(f"{client.base_url} not ready after {deadline_s:.0f} s (last: {last}); {hint}{tail}")
         time.sleep(interval_s)
 
 
@@ -118,9 +116,10 @@ def wait_ready(
     interval_s: float = 1.0,
     server: ServerProcess | None = None,
     progress: Progress | None = None,
+    hint: str = "is the server running? (--ready-timeout waits longer)",
 ) -> ServerFacts:
     with httpx.Client(base_url=base_url, timeout=httpx.Timeout(10.0, connect=2.0)) as client:
         ready_after = poll_ready(client, ready_path, deadline_s=deadline_s, interval_s=interval_s,
-                                 server=server, progress=progress)
+                                 server=server, progress=progress, hint=hint)
         models, raw, info = fetch_facts(client, models_path, info_path)
     return ServerFacts(base_url=base_url, models=models, info=info, ready_after_s=ready_after, models_raw=raw)

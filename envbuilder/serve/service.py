@@ -42,7 +42,9 @@ def serve(command: ServeCommand, profile: ServeProfile, log_path: Path, *, exit_
         with forward_signals(server) as received:
             facts = wait_ready(command.base_url, ready_path=profile.ready_path, models_path=profile.models_path,
                                info_path=profile.info_path, deadline_s=profile.startup_timeout_s,
-                               interval_s=profile.poll_interval_s, server=server, progress=_progress(console))
+                               interval_s=profile.poll_interval_s, server=server, progress=_progress(console),
+                               hint=f"raise the profile's startup_timeout_s if the model is still loading; "
+                                    f"server log: {log_path}")
             console.print(f"[green]ready[/] after {facts.ready_after_s:.1f} s at {command.base_url}; "
                           f"models: {', '.join(facts.models) or '(none listed)'}")
             if on_ready is not None:

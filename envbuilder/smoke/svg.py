@@ -47,6 +47,19 @@ def _fmt(v: float) -> str:
     return f"{v:.3g}"
 
 
+def _legend(series: list[Series]) -> str:
+    """Top right, on a translucent panel, so it never hides the lines' start at the left axis."""
+    width = 24 + 7 * max(len(s.name) for s in series)
+    x = W - RIGHT - width - 6
+    parts = [f'<rect x="{x - 6}" y="{TOP}" width="{width + 8}" height="{16 * len(series) + 6}" fill="#fff" '
+             f'fill-opacity="0.85" stroke="#ddd"/>']
+    for i, s in enumerate(series):
+        ly = TOP + 8 + 16 * i
+        parts.append(f'<rect x="{x}" y="{ly}" width="12" height="3" fill="{PALETTE[i % len(PALETTE)]}"/>'
+                     f'<text x="{x + 18}" y="{ly + 5}">{escape(s.name)}</text>')
+    return "".join(parts)
+
+
 def line_chart(series: list[Series], *, title: str, x_label: str, y_label: str, log2_x: bool = False,
                chart_id: str = "") -> str:
     pts = [p for s in series for p in s.points if math.isfinite(p[1])]
@@ -95,8 +108,6 @@ def line_chart(series: list[Series], *, title: str, x_label: str, y_label: str, 
             if s.markers:
                 out.append(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="3" fill="{color}">'
                            f'<title>{escape(s.name)}: x={_fmt(x)} y={y:,.4g}{f" ±{e:,.3g}" if e else ""}</title></circle>')
-        ly = TOP + 6 + 16 * i
-        out.append(f'<rect x="{LEFT + 10}" y="{ly}" width="12" height="3" fill="{color}"/>'
-                   f'<text x="{LEFT + 28}" y="{ly + 5}">{escape(s.name)}</text>')
+    out.append(_legend(series))
     out.append("</svg>")
     return "".join(out)
