@@ -41,6 +41,7 @@ class BinaryRecipe:
     cmake_target: str
     output: str
     cmake_defaults: tuple[str, ...]
+    runtime_apt: tuple[str, ...] = ()  # shared libraries the binary loads (verify runs it to prove it)
 
 
 BINARY_RECIPES = {
@@ -49,6 +50,7 @@ BINARY_RECIPES = {
         # GGML_NATIVE=OFF: -march=native would tie the binary to the builder's CPU.
         cmake_defaults=("-DCMAKE_BUILD_TYPE=Release", "-DGGML_NATIVE=OFF", "-DLLAMA_CURL=OFF",
                         "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_EXAMPLES=OFF"),
+        runtime_apt=("libgomp1",),  # ggml's CPU backend uses OpenMP, linked dynamically
     ),
 }
 
@@ -132,6 +134,10 @@ class BuildPlan:
     @property
     def binary_builds(self) -> tuple[SourceBuild, ...]:
         return tuple(b for b in self.builds if b.product == "binary")
+
+    @property
+    def runtime_apt(self) -> tuple[str, ...]:
+        return tuple(sorted({p for b in self.binary_builds for p in b.binary.runtime_apt}))
 
     @property
     def lock_file(self) -> str:

@@ -93,6 +93,7 @@ def test_cpu_target_builds_llama_server_in_its_own_stage(project: Path) -> None:
     assert 'ENV CMAKE_ARGS="-DLLAMA_BUILD_SERVER=ON -DBUILD_SHARED_LIBS=OFF"' in stage
     assert "COPY --from=build-llama-cpp-python /out/bin/llama-server /usr/local/bin/llama-server" in rendered.dockerfile
     assert '"kind": "binary"' in rendered.files["image/image.json"].decode()
+    assert "libgomp1" in stage_text(rendered.dockerfile, "runtime")  # llama-server loads libgomp.so.1
     assert "base image is a tag" in rendered.dockerfile
 
 
