@@ -9,7 +9,6 @@ files a target can use: a page of 15,000 files is parsed, cached and filtered wi
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Iterable
 from html.parser import HTMLParser
@@ -18,6 +17,7 @@ from urllib.parse import unquote, urljoin
 
 from packaging.utils import NormalizedName
 
+from envbuilder.index import fastjson
 from envbuilder.index.models import FileInfo, file_kind
 
 JSON_CONTENT_TYPE = "application/vnd.pypi.simple.v1+json"
@@ -73,7 +73,7 @@ def _yanked(value: Any) -> str | None:
 
 def parse_json_page(body: bytes, page_url: str) -> list[Row]:
     try:
-        entries = json.loads(body)["files"]
+        entries = fastjson.loads(body)["files"]
         return [_json_row(e, page_url) for e in entries if file_kind(e["filename"]) is not None]
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise PageError(f"{page_url}: not a PEP 691 project page: {exc!r}") from exc
@@ -196,7 +196,6 @@ def to_files(groups: dict[str, list[Row]], project: NormalizedName, index: str,
 # with the URLs' common prefix factored out. A reader decodes only the lines of platforms its
 # target can use (a Linux x86_64 target: about a quarter of a typical page's files).
 _FORMAT = 4
-_encode = json.JSONEncoder(separators=(",", ":")).encode  # json.dumps(separators=...) rebuilds it per call
 
 
 def encode_page(groups: dict[str, list[Row]]) -> bytes:
@@ -205,10 +204,10 @@ def encode_page(groups: dict[str, list[Row]]) -> bytes:
     prefix = os.path.commonprefix(urls) if urls else ""
     prefix = prefix[: prefix.rfind("/") + 1]
     cut = len(prefix)
-    lines = [_encode({"format": _FORMAT, "prefix": prefix})]
-    lines += [_encode([platforms, [[r[0], r[1][cut:], *r[2:]] for r in group]])
+    lines = [fastjson.dumps({"format": _FORMAT, "prefix": prefix})]
+    lines += [fastjson.dumps([platforms, [[r[0], r[1][cut:], *r[2:]] for r in group]])
               for platforms, group in groups.items()]
-    return "\n".join(lines).encode()
+    return b"\n".join(lines)
 
 
 def decode_page(data: bytes, project: NormalizedName, index: str,
@@ -220,13 +219,13 @@ def decode_page(data: bytes, project: NormalizedName, index: str,
     lines = data.split(b"\n")
     kept = _Keep(keep)
     try:
-        header = json.loads(lines[0])
+        header = fastjson.loads(lines[0])
         if header.get("format") != _FORMAT:
             raise ValueError("unknown page format")
         prefix = header["prefix"]
         chosen = [line for line in lines[1:] if kept(line[2 : line.index(b'"', 2)].decode())]
         out = []
-        for _platforms, group in json.loads(b"[" + b",".join(chosen) + b"]"):
+        for _platforms, group in fastjson.loads(b"[" + b",".join(chosen) + b"]"):
             for name, rest, *fields in group:
                 out.append(FileInfo(project, name, prefix + rest, *fields, index))
         return out

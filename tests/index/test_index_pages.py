@@ -136,3 +136,20 @@ def test_sizes_missing_from_html_pages_are_learned(index_server: IndexServer, in
     assert [r.method for r in index_server.log[before:]] == ["HEAD"]
     with IndexClient({"pypi": index_server.url}, index_cache, offline=True) as offline:
         assert sorted(offline.size(f) for f in offline.files("sized")) == sorted(d.size for d in (whl, sdist, other))
+
+
+def test_page_cache_reads_the_same_with_or_without_orjson(monkeypatch):
+    import json
+
+    from envbuilder.index import fastjson
+    from envbuilder.index.simple import decode_page, encode_page, group_by_platform
+
+    rows = [("a-1.0-py3-none-any.whl", "https://x.invalid/p/a-1.0-py3-none-any.whl", "ab" * 32, 10, ">=3.8",
+             "bad\nrelease ü", None, False, None), ("a-1.0.tar.gz", "https://x.invalid/p/a-1.0.tar.gz", None, None,
+                                                   None, None, "2024-01-01T00:00:00Z", True, "cd" * 32)]
+    with_default = encode_page(group_by_platform(rows))
+    monkeypatch.setattr(fastjson, "dumps", lambda v: json.dumps(v, separators=(",", ":")).encode())
+    monkeypatch.setattr(fastjson, "loads", json.loads)
+    with_stdlib = encode_page(group_by_platform(rows))
+    assert decode_page(with_default, "a", "pypi") == decode_page(with_stdlib, "a", "pypi")
+    assert [f.yanked for f in decode_page(with_default, "a", "pypi")] == ["bad\nrelease ü", None]
