@@ -20,6 +20,7 @@ from packaging.version import InvalidVersion, Version
 
 FileKind = Literal["wheel", "sdist"]
 SDIST_SUFFIXES = (".tar.gz", ".zip")
+DIST_SUFFIXES = (".whl", *SDIST_SUFFIXES)  # what a page may list that envbuilder uses
 
 
 @lru_cache(maxsize=1 << 16)
