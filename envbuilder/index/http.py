@@ -57,7 +57,10 @@ class Stats:
 
 
 class Http:
-    """Retrying GET helpers over one httpx.Client (HTTP/1.1 keep-alive, one TLS context)."""
+    """Retrying GET helpers over one httpx.Client (HTTP/1.1 keep-alive, one TLS context).
+
+    `max_connections` is the number of requests in flight (the client's workers).
+    """
 
     def __init__(
         self,
@@ -76,7 +79,11 @@ class Http:
             http2=False,
             follow_redirects=True,
             timeout=httpx.Timeout(timeout, connect=min(timeout, 15.0)),
-            limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
+            # A pool per host's worth of connections (pages and files are usually on two hosts),
+            # kept a minute: every new connection costs a name lookup, and those stall for 5 s
+            # now and then on some networks (measured here: 1 lookup in 20).
+            limits=httpx.Limits(max_connections=2 * max_connections, max_keepalive_connections=2 * max_connections,
+                                keepalive_expiry=60.0),
             headers={"User-Agent": f"envbuilder/{__version__}"},
             trust_env=True,  # HTTPS_PROXY / NO_PROXY as every other tool honours them
         )
