@@ -1,7 +1,7 @@
 """envbuilder smoke vs AIPerf on the same real server and workload, runs interleaved.
 
 Usage: .venv/bin/python bench/smoke/peer_compare.py [--repeats 5] [--concurrency 4] [--requests 64]
-           [--prompt-tokens 64] [--max-tokens 32] [--aiperf PATH]
+           [--prompt-tokens 64] [--max-tokens 32] [--aiperf PATH] [--pin]
 
 Starts llama.cpp's llama-server (4 slots) on a tiny GGUF, writes the matching HF tokenizer for
 AIPerf, then alternates `envbuilder smoke` and `aiperf profile` (same concurrency, request count,
@@ -29,8 +29,12 @@ sys.path.insert(0, str(ROOT / "tests" / "smoke"))
 from llm_servers import CACHE, free_port, llama_argv, llama_server_binary, make_model, running  # noqa: E402
 
 
+def client_prefix(a: argparse.Namespace) -> list[str]:
+    return ["taskset", "-c", "0"] if a.pin else []
+
+
 def ours(url: str, a: argparse.Namespace, out: Path) -> dict:
-    cmd = [sys.executable, "-m", "envbuilder", "smoke", "--endpoint", url, "--concurrency", str(a.concurrency),
+    cmd = [*client_prefix(a), sys.executable, "-m", "envbuilder", "smoke", "--endpoint", url, "--concurrency", str(a.concurrency),
            "--requests", str(a.requests), "--prompt-tokens", str(a.prompt_tokens), "--max-tokens", str(a.max_tokens),
            "--warmup", "2", "--json", str(out)]
     subprocess.run(cmd, check=True, capture_output=True, timeout=900)
@@ -40,7 +44,7 @@ def ours(url: str, a: argparse.Namespace, out: Path) -> dict:
 
 
 def aiperf(url: str, a: argparse.Namespace, tokenizer: Path, out: Path) -> dict:
-    cmd = [a.aiperf, "profile", "--model", "tiny-gguf", "--url", url, "--endpoint-type", "completions",
+    cmd = [*client_prefix(a), a.aiperf, "profile", "--model", "tiny-gguf", "--url", url, "--endpoint-type", "completions",
            "--streaming", "--tokenizer", str(tokenizer), "--isl", str(a.prompt_tokens), "--isl-stddev", "0",
            "--osl", str(a.max_tokens), "--osl-stddev", "0", "--extra-inputs", "ignore_eos:true",
            "--use-legacy-max-tokens", "--use-server-token-count", "--concurrency", str(a.concurrency),
@@ -60,6 +64,8 @@ def main() -> None:
     ap.add_argument("--prompt-tokens", type=int, default=64)
     ap.add_argument("--max-tokens", type=int, default=32)
     ap.add_argument("--aiperf", default=str(CACHE / "venv-aiperf" / "bin" / "aiperf"))
+    ap.add_argument("--pin", action="store_true",
+                    help="server on CPU 1 (one thread), clients on CPU 0: a client's own processes cannot slow the server")
     a = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="peer-"))
     gguf = make_model("gguf", work / "tiny.gguf")
@@ -67,13 +73,17 @@ def main() -> None:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     rows = {"envbuilder smoke": [], "aiperf": []}
-    with running(llama_argv(llama_server_binary(), gguf, port), port, work / "server.log"):
+    argv = llama_argv(llama_server_binary(), gguf, port)
+    if a.pin:
+        argv = ["taskset", "-c", "1", *argv, "-t", "1"]
+    with running(argv, port, work / "server.log"):
         for i in range(a.repeats):
             rows["envbuilder smoke"].append(ours(url, a, work / f"ours{i}.json"))
             rows["aiperf"].append(aiperf(url, a, tokenizer, work / f"aiperf{i}"))
             print(f"repeat {i + 1}: ours {rows['envbuilder smoke'][-1]} aiperf {rows['aiperf'][-1]}", file=sys.stderr)
     print(f"llama-server -np 4, tiny GGUF; completions, streaming, concurrency {a.concurrency}, {a.requests} requests, "
           f"prompt {a.prompt_tokens} / output {a.max_tokens} tokens, ignore_eos; {a.repeats} interleaved repeats; "
+          f"{'server pinned to CPU 1, clients to CPU 0; ' if a.pin else ''}"
           f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end\n")
     print("| client | output tokens per run | output tok/s per run | mean | median TTFT ms per run | mean |")
     print("|---|---|---|---|---|---|")
