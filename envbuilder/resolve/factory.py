@@ -123,6 +123,7 @@ class Factory:
             return lambda: iter([self._extras(git, extras)] if fits else [])
         allow_yanked = any(r.pinned() for r in reqs)
         versions = self._matching_versions(name, reqs, pre=False) or self._matching_versions(name, reqs, pre=True)
+        versions = list(versions)
         preferred = self.preferred.get(name)
         if preferred in versions:
             versions.remove(preferred)
@@ -137,8 +138,14 @@ class Factory:
 
     def _matching_versions(self, name: NormalizedName, reqs: list[Req], pre: bool) -> list[Version]:
         """Pre-releases only where a specifier names one, or where nothing else matches (PEP 440)."""
-        return [v for v in self._versions(name)
-                if all(r.specifier.contains(v, prereleases=pre or _names_pre(r.specifier)) for r in reqs)]
+        allowed = [self._allowed(name, str(r.specifier), pre) for r in reqs]
+        return [v for v in self._versions(name) if all(v in a for a in allowed)]
+
+    @lru_cache(maxsize=None)
+    def _allowed(self, name: NormalizedName, specifier: str, pre: bool) -> frozenset[Version]:
+        """The versions one requirement admits; cached, since resolvelib asks again and again."""
+        spec = SpecifierSet(specifier)
+        return frozenset(spec.filter(self._versions(name), prereleases=pre or _names_pre(spec)))
 
     def _extras(self, candidate: Candidate, extras: frozenset[str]) -> Candidate:
         """One object per (candidate, extras), so resolvelib's incompatibility bookkeeping holds."""
@@ -155,21 +162,15 @@ class Factory:
 
     @lru_cache(maxsize=None)
     def _files_by_version(self, name: NormalizedName) -> dict[Version, tuple[FileInfo, ...]]:
-        grouped: dict[str, list[FileInfo]] = defaultdict(list)
+        grouped: dict[Version, list[FileInfo]] = defaultdict(list)
         for f in self.finder.files(name, self._index_of(name)):
-            raw = _raw_version(f.filename)
-            if raw is not None:
-                grouped[raw].append(f)
-        out: dict[Version, tuple[FileInfo, ...]] = defaultdict(tuple)
-        for raw, files in grouped.items():
-            try:
-                out[Version(raw)] += tuple(files)
-            except InvalidVersion:
-                continue  # pre-PEP 440 uploads are never candidates
-        return dict(out)
+            if f.version_or_none is not None:  # pre-PEP 440 uploads are never candidates
+                grouped[f.version_or_none].append(f)
+        return {version: tuple(files) for version, files in grouped.items()}
 
-    def _versions(self, name: NormalizedName) -> list[Version]:
-        return sorted(self._files_by_version(name), reverse=True)
+    @lru_cache(maxsize=None)
+    def _versions(self, name: NormalizedName) -> tuple[Version, ...]:
+        return tuple(sorted(self._files_by_version(name), reverse=True))
 
     @lru_cache(maxsize=None)
     def _version_candidates(self, name: NormalizedName, version: Version, allow_yanked: bool) -> tuple[Candidate, ...]:
@@ -199,18 +200,6 @@ class Factory:
         assert spec.metadata is not None and spec.metadata.version is not None
         return Candidate(name, Version(spec.metadata.version), "git", git_url=spec.git,
                          git_commit=spec.rev, subdirectory=spec.subdirectory)
-
-
-def _raw_version(filename: str) -> str | None:
-    """The version field of a wheel or sdist filename, without parsing the rest of it."""
-    if filename.endswith(".whl"):
-        parts = filename.split("-")
-        return parts[1] if len(parts) >= 5 else None
-    for suffix in (".tar.gz", ".zip"):
-        if filename.endswith(suffix):
-            stem = filename[: -len(suffix)]
-            return stem.rpartition("-")[2] if "-" in stem else None
-    return None
 
 
 @lru_cache(maxsize=4096)

@@ -16,10 +16,13 @@ from envbuilder.resolve.hooks import ResolverHook
 from envbuilder.resolve.resolver import Resolution
 
 
-def build_lock(resolution: Resolution, knowledge: kb.Knowledge, hook: ResolverHook) -> tuple[Lock, list]:
-    """The lock (with accepted warnings recorded in it) and every finding of the ABI rules."""
+def build_lock(resolution: Resolution, knowledge: kb.Knowledge, hook: ResolverHook,
+               sizes: dict[str, int] | None = None) -> tuple[Lock, list]:
+    """The lock (with accepted warnings recorded in it) and every finding of the ABI rules.
+
+    `sizes` fills in file sizes (by sha256) the index did not publish."""
     target = resolution.target
-    packages = tuple(_package(resolution, c, knowledge, hook) for c in resolution.pins.values())
+    packages = tuple(_package(resolution, c, knowledge, hook, sizes or {}) for c in resolution.pins.values())
     lock = Lock(
         target=target.name,
         matrix_digest=target.digest,
@@ -68,7 +71,7 @@ def _epoch(resolution: Resolution) -> int:
 
 
 def _package(resolution: Resolution, candidate: Candidate, knowledge: kb.Knowledge,
-             hook: ResolverHook) -> LockedPackage:
+             hook: ResolverHook, sizes: dict[str, int]) -> LockedPackage:
     spec = resolution.target.spec(candidate.name)
     deps = _dependencies(resolution, candidate)
     recipe = _recipe(resolution, candidate, knowledge) if candidate.kind != "wheel" else None
@@ -76,7 +79,8 @@ def _package(resolution: Resolution, candidate: Candidate, knowledge: kb.Knowled
         name=str(candidate.name),
         version=str(candidate.version),
         source=_source(candidate),
-        artifacts=tuple(Artifact(f.filename, f.sha256 or "", f.size, f.kind) for f in candidate.files),
+        artifacts=tuple(Artifact(f.filename, f.sha256 or "", f.size if f.size is not None else sizes.get(f.sha256 or ""),
+                                 f.kind) for f in candidate.files),
         dependencies=deps,
         requested=(spec.version or "*") if spec is not None else None,
         build=recipe,

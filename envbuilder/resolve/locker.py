@@ -18,14 +18,14 @@ from envbuilder.index.cache import Cache
 from envbuilder.index.client import IndexClient
 from envbuilder.index.config import default_index_url
 from envbuilder.index.errors import MissingFromCache
+from envbuilder.index.filters import wheel_platform_filter
 from envbuilder.knowledge import Knowledge, load_knowledge
 from envbuilder.lock import Lock, dumps, lock_path, read_lock, write_lock
 from envbuilder.matrix import Target
-from envbuilder.resolve.environment import TargetEnvironment
 from envbuilder.resolve.hooks import ResolverHook, default_hook
 from envbuilder.resolve.lockbuild import build_lock
 from envbuilder.resolve.prefetch import PrefetchingFinder
-from envbuilder.resolve.resolver import resolve
+from envbuilder.resolve.resolver import Resolution, resolve
 
 
 @dataclass(frozen=True)
@@ -81,15 +81,24 @@ def lock_target(target: Target, root: Path, options: LockOptions, knowledge: Kno
     previous = _read_previous(path)
     if previous is not None and _keep_current(target, path, knowledge, options):
         return LockResult(target.name, path, previous, changed=False, resolved=False)
-    with IndexClient(index_urls(target), cache=cache, offline=options.offline) as client:
-        finder = PrefetchingFinder(client, TargetEnvironment(target.platform))
+    keep = wheel_platform_filter(target.platform.machine)  # other platforms' wheels are never decoded
+    with IndexClient(index_urls(target), cache=cache, offline=options.offline, keep=keep) as client:
+        finder = PrefetchingFinder(client, target)
         try:
             resolution = resolve(target, finder, hook, preferred_pins(previous, options))
+            sizes = _sizes(client, resolution)
         except MissingFromCache:
             raise client.missing_from_cache() or MissingFromCache(["(unknown)"]) from None
-    lock, findings = build_lock(resolution, knowledge, hook)
+    lock, findings = build_lock(resolution, knowledge, hook, sizes)
     _refuse_errors(lock, findings)
     return LockResult(target.name, path, lock, write_lock(lock, path))
+
+
+def _sizes(client: IndexClient, resolution: Resolution) -> dict[str, int]:
+    """Sizes the index did not publish (PEP 503 HTML pages carry none), by sha256."""
+    missing = [f for c in resolution.pins.values() for f in c.files if f.size is None and f.sha256]
+    futures = {f.sha256: client.size_async(f) for f in missing}
+    return {sha: future.result() for sha, future in futures.items()}
 
 
 def _keep_current(target: Target, path: Path, knowledge: Knowledge, options: LockOptions) -> bool:

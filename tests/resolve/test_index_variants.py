@@ -8,15 +8,12 @@ import pytest
 from tests.resolve.project import publish
 from tests.support.dists import make_sdist
 
-NO_SIZE = pytest.mark.xfail(strict=True, reason="PEP 503 HTML pages carry no file size and nothing fills it in, "
-                                                "so the lock's artifacts have no `size` (envbuilder/index)")
 VARIANTS = [
     pytest.param({}, id="json+pep658+ranges"),
     pytest.param({"pep658": False}, id="json, no pep658"),
     pytest.param({"pep658": False, "ranges": False}, id="no pep658, no ranges"),
-    pytest.param({"formats": ("html",)}, id="html only", marks=NO_SIZE),
-    pytest.param({"formats": ("html",), "pep658": False, "ranges": False}, id="html, no pep658, no ranges",
-                 marks=NO_SIZE),
+    pytest.param({"formats": ("html",)}, id="html only"),
+    pytest.param({"formats": ("html",), "pep658": False, "ranges": False}, id="html, no pep658, no ranges"),
 ]
 
 
