@@ -9,6 +9,8 @@ installs on its own Python (3.12) the same way.
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import sys
 from dataclasses import replace
@@ -40,11 +42,26 @@ def envbuilder(*args: str) -> subprocess.CompletedProcess:
                           timeout=600)
 
 
-def installer_env(lock_file: Path) -> dict[str, str]:
+CACHE_ENV = "ENVBUILDER_TEST_INSTALLER_CACHE"
+# verify's known false positive (build engineer's envbuilder/build/verify.py, reported): a plain .so
+# loaded with ctypes has no PyInit_<name>, so importing it as a module fails.
+CTYPES_LIB = re.compile(r"^FAIL import +\S+: (\w+\.)*lib\w+: ImportError: dynamic module does not define module "
+                        r"export function \(PyInit_lib\w+\)$")
+
+
+@pytest.fixture(scope="session")
+def installer_cache(tmp_path_factory) -> Path:
+    """pip's and uv's caches for this session (or $ENVBUILDER_TEST_INSTALLER_CACHE to keep them):
+    each installer then compiles llama-cpp-python once, not once per format."""
+    return Path(os.environ.get(CACHE_ENV) or tmp_path_factory.mktemp("installer-cache"))
+
+
+def installer_env(lock_file: Path, cache: Path) -> dict[str, str]:
     """The user's index and CA bundle, none of this machine's other pip config; recipe env for builds."""
     from envbuilder.index.config import ca_bundle, default_index_url
 
     extra = {k: v for p in read_lock(lock_file).packages if p.build for k, v in p.build.env.items()}
+    extra.update(PIP_CACHE_DIR=str(cache / "pip"), UV_CACHE_DIR=str(cache / "uv"))
     bundle = ca_bundle()
     if bundle is not None:
         extra.update(SSL_CERT_FILE=str(bundle), PIP_CERT=str(bundle))
@@ -52,10 +69,10 @@ def installer_env(lock_file: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="session")
-def pip26(tmp_path_factory) -> str:
+def pip26(tmp_path_factory, installer_cache) -> str:
     """An interpreter whose pip reads pylock.toml (pip >= 26.1); it installs into other venvs via --python."""
     tool = make_venv(tmp_path_factory.mktemp("pip26") / "venv")
-    must(run([uv(), "pip", "install", "--python", str(tool), "pip>=26.1"], installer_env(_lock(CPU))))
+    must(run([uv(), "pip", "install", "--python", str(tool), "pip>=26.1"], installer_env(_lock(CPU), installer_cache)))
     return str(tool)
 
 
@@ -83,29 +100,39 @@ def install(fmt: str, installer: str, exported: Path, venv_python: Path, pip_pyt
     must(run(commands[(fmt, installer)], env, timeout=3600))
 
 
-def export_and_verify(fmt: str, installer: str, lock_file: Path, name: str, python: str, pip26: str,
-                      tmp_path: Path, extra: tuple[str, ...] = ()) -> Path:
+def export_and_install(fmt: str, installer: str, lock_file: Path, name: str, python: str, pip26: str,
+                       cache: Path, tmp_path: Path) -> Path:
+    """`envbuilder export` the lock, install the file into a fresh venv; returns the venv."""
     exported = tmp_path / FILE_NAMES[fmt].format(name)
-    proc = envbuilder("export", "--lock", str(lock_file), "--format", fmt, "-o", str(exported), *extra)
+    proc = envbuilder("export", "--lock", str(lock_file), "--format", fmt, "-o", str(exported))
     assert proc.returncode == 0, proc.stderr
     venv = tmp_path / "venv"
-    venv_python = make_venv(venv, python)
-    install(fmt, installer, exported, venv_python, pip26, installer_env(lock_file))
+    install(fmt, installer, exported, make_venv(venv, python), pip26, installer_env(lock_file, cache))
+    return venv
+
+
+def verify(lock_file: Path, venv: Path) -> None:
     verified = envbuilder("verify", "--lock", str(lock_file), "--venv", str(venv))
+    failures = [line for line in verified.stdout.splitlines() if line.startswith("FAIL")]
+    if verified.returncode == 1 and failures and all(CTYPES_LIB.search(line) for line in failures):
+        pytest.xfail("installed and hash-checked; `envbuilder verify` counts llama_cpp's ctypes shared libraries "
+                     "(llama_cpp/lib/lib*.so) as Python extension modules and fails to import them")
     assert verified.returncode == 0, verified.stdout + verified.stderr
     assert "verify: OK" in verified.stdout
-    return venv_python
 
 
+# Ordered so each installer's cache is warm when it can be: pip reuses its requirements build for
+# conda-lock's URL lines (its pylock path builds again), uv reuses one build for both formats.
 @pytest.mark.parametrize("fmt, installer", [
-    ("requirements", "pip"), ("requirements", "uv"), ("pylock", "pip"), ("pylock", "uv"), ("conda-lock", "pip"),
+    ("requirements", "pip"), ("conda-lock", "pip"), ("pylock", "pip"), ("requirements", "uv"), ("pylock", "uv"),
 ])
-def test_cpu_target_installs_from_each_export_and_verifies(fmt, installer, pip26, tmp_path):
+def test_cpu_target_installs_from_each_export_and_verifies(fmt, installer, pip26, installer_cache, tmp_path):
     python = python_for("3.11") or pytest.skip("no Python 3.11 interpreter for the cpu-llamacpp target")
-    venv_python = export_and_verify(fmt, installer, _lock(CPU), CPU, python, pip26, tmp_path)
+    venv = export_and_install(fmt, installer, _lock(CPU), CPU, python, pip26, installer_cache, tmp_path)
     # the source build is a working llama.cpp binding, not just a name in site-packages
-    must(subprocess.run([str(venv_python), "-c", "import llama_cpp; print(llama_cpp.__version__)"],
+    must(subprocess.run([str(venv / "bin" / "python"), "-c", "import llama_cpp; llama_cpp.llama_backend_init()"],
                         capture_output=True, text=True))
+    verify(_lock(CPU), venv)
 
 
 def pure_python_subset(lock_file: Path, out: Path) -> Path:
@@ -119,7 +146,7 @@ def pure_python_subset(lock_file: Path, out: Path) -> Path:
 
 
 @pytest.mark.parametrize("fmt, installer", [("requirements", "pip"), ("pylock", "uv"), ("pylock", "pip")])
-def test_gpu_target_pure_python_subset_installs_and_verifies(fmt, installer, pip26, tmp_path):
+def test_gpu_target_pure_python_subset_installs_and_verifies(fmt, installer, pip26, installer_cache, tmp_path):
     python = python_for("3.12") or pytest.skip("no Python 3.12 interpreter for the GPU target's subset")
     subset = pure_python_subset(_lock(GPU), tmp_path / "locks" / f"{GPU}.lock.toml")
-    export_and_verify(fmt, installer, subset, GPU, python, pip26, tmp_path)
+    verify(subset, export_and_install(fmt, installer, subset, GPU, python, pip26, installer_cache, tmp_path))
