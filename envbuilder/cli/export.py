@@ -28,12 +28,14 @@ def export_command(target: str | None, fmt: str, lock_file: Path | None, output:
                    skip_source_builds: bool, offline: bool) -> None:
     """Write TARGET's lock in a format other installers read (pip, uv, conda-lock)."""
     request = ExportRequest(fmt, target, lock_file, output, skip_source_builds, offline)
-    text, lock = run_export(request)
+    result = run_export(request)
     if output is None:
-        click.echo(text, nl=False)
-        return
-    write_atomic(output, text)
-    console.print(f"[green]wrote[/] {output} ({fmt}, {len(lock.packages)} packages, target {lock.target})")
+        click.echo(result.text, nl=False)
+    else:
+        write_atomic(output, result.text)
+        console.print(f"[green]wrote[/] {output} ({fmt}, {result.exported} packages, target {result.lock.target})")
+    if result.skipped:
+        console.print(f"[yellow]skipped source builds[/] {', '.join(result.skipped)}: build them separately")
 
 
 COMMANDS = [export_command]

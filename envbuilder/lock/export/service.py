@@ -13,7 +13,7 @@ from pathlib import Path
 
 from envbuilder.errors import BadInput
 from envbuilder.lock import lock_path, read_lock
-from envbuilder.lock.export import NEEDS_INDEX, export, pylock
+from envbuilder.lock.export import NEEDS_INDEX, export, pylock, select
 from envbuilder.lock.model import Lock
 
 
@@ -69,8 +69,19 @@ def _check_output_name(request: ExportRequest) -> None:
                        "recognise it by that name")
 
 
-def run_export(request: ExportRequest) -> tuple[str, Lock]:
-    """The exported text and the lock it came from."""
+@dataclass(frozen=True)
+class ExportResult:
+    text: str
+    lock: Lock
+    skipped: tuple[str, ...]  # name==version of source builds left out
+
+    @property
+    def exported(self) -> int:
+        return len(self.lock.packages) - len(self.skipped)
+
+
+def run_export(request: ExportRequest) -> ExportResult:
+    """The exported text, the lock it came from and what was left out."""
     _check_output_name(request)
     path, root = _find_lock(request)
     lock = read_lock(path)
@@ -81,9 +92,10 @@ def run_export(request: ExportRequest) -> tuple[str, Lock]:
         relative = Path(os.path.relpath(path.resolve(), request.output.resolve().parent)).as_posix()
         kwargs["origin"] = origin if relative.startswith("..") else relative
         kwargs["file_name"] = request.output.name
+    skipped = tuple(e.pin for e in select(lock, skip_source_builds=request.skip_source_builds, origin=origin).skipped)
     if request.fmt not in NEEDS_INDEX:
-        return export(lock, request.fmt, **kwargs), lock
+        return ExportResult(export(lock, request.fmt, **kwargs), lock, skipped)
     from envbuilder.index import IndexClient
 
     with IndexClient(index_urls(lock, root), offline=request.offline) as client:
-        return export(lock, request.fmt, client=client, **kwargs), lock
+        return ExportResult(export(lock, request.fmt, client=client, **kwargs), lock, skipped)
