@@ -41,7 +41,7 @@ def test_requirements_pins_every_locked_file(name):
         for artifact in entry.artifacts:
             assert f"--hash=sha256:{artifact.sha256}" in text
         if entry.is_source_build:
-            assert f"# {entry.name}: built from its sdist" in text
+            assert f"# {entry.name}: built from its {'git checkout' if entry.is_git else 'sdist'}" in text
     pinned = [line for line in text.splitlines() if not line.startswith("#") and " @ git+" not in line]
     assert "://" not in "\n".join(pinned)  # no index host: the user's installer brings its own
 

@@ -35,13 +35,13 @@ def _requirement(entry: Entry) -> str:
 def _build_comment(entry: Entry) -> list[str]:
     build = entry.package.build
     assert build is not None
-    lines = [f"# {entry.name}: built from its sdist by the installer (envbuilder recipe "
-             f"{build.inputs_digest or 'unrecorded'}); set for the build:"]
-    for key, value in sorted(build.env.items()):
-        lines.append(f"#   {key}={shlex.quote(value)}")
+    settings = [f"#   {key}={shlex.quote(value)}" for key, value in sorted(build.env.items())]
     if build.cuda:
-        lines.append(f"#   CUDA toolkit {build.cuda}")
-    return lines
+        settings.append(f"#   CUDA toolkit {build.cuda}")
+    origin = "git checkout" if entry.is_git else "sdist"
+    head = (f"# {entry.name}: built from its {origin} by the installer (envbuilder recipe "
+            f"{build.inputs_digest or 'unrecorded'})")
+    return [head + ("; set for the build:" if settings else ""), *settings]
 
 
 def _block(entry: Entry) -> list[str]:
