@@ -78,3 +78,18 @@ def test_installs_the_way_conda_lock_install_does(demo, index_client, tmp_path):
     must(run([*pip(python), "install", "--no-deps", "-r", str(req)], clean_env(None)))
     got = installed(python)
     assert {k: got[k] for k in locked_versions(demo)} == locked_versions(demo)
+
+
+def test_skipped_source_builds_are_named_in_the_metadata(index_server, index_client, tmp_path):
+    from envbuilder.lock.model import BuildRecipe
+    from tests.support.dists import make_sdist
+
+    alpha, gamma = make_wheel("alpha", "1.0"), make_sdist("gamma", "0.5")
+    index_server.add(alpha)
+    index_server.add(gamma)
+    lock = make_lock([package("alpha", "1.0", [alpha]), package("gamma", "0.5", [gamma], build=BuildRecipe())])
+    path = tmp_path / "conda-lock.yml"
+    path.write_text(export(lock, "conda-lock", client=index_client, skip_source_builds=True))
+    parsed = parse_conda_lock_file(path)
+    assert [p.name for p in parsed.package] == ["alpha"]
+    assert parsed.metadata.custom_metadata["envbuilder.skipped-source-builds"] == "gamma==0.5"

@@ -142,3 +142,10 @@ def test_uv_installs_a_git_source_from_it(index_client, make_git_repo, tmp_path)
     must(run([uv(), "pip", "install", "--python", str(python), "-r", str(path)],
              clean_env(None, UV_CACHE_DIR=str(tmp_path / "uv-cache"))))
     assert installed(python)["omega"] == "3.0"
+
+
+def test_skipped_source_builds_are_listed_in_the_tool_table(demo, index_client):
+    doc = tomllib.loads(export(demo, "pylock", client=index_client, skip_source_builds=True))
+    assert [p["name"] for p in doc["packages"]] == ["alpha", "beta"]
+    assert doc["tool"]["envbuilder"]["skipped-source-builds"] == ["gamma==0.5"]
+    assert pylock_rules.violations(doc, "pylock.toml", target(demo).markers) == []
