@@ -16,7 +16,6 @@ import argparse
 import asyncio
 import os
 import resource
-import socket
 import subprocess
 import sys
 import time
@@ -31,12 +30,9 @@ from envbuilder.smoke.records import to_result
 from envbuilder.smoke.runner import fire
 
 HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE.parents[1] / "tests" / "smoke"))
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from llm_servers import free_port  # noqa: E402
 
 
 def start_server(port: int, tokens: int) -> subprocess.Popen:

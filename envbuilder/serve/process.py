@@ -78,6 +78,10 @@ class ServerProcess:
     def tail(self, n: int = 30) -> list[str]:
         return list(self._tail)[-n:]
 
+    def quoted_tail(self, n: int = 30) -> str:
+        """The last log lines, indented and marked, for an error message."""
+        return "\n".join(f"  | {line}" for line in self.tail(n)) or "  | (no output)"
+
     def send_signal(self, signum: int) -> None:
         if self._proc and self._proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):

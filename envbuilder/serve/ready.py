@@ -37,9 +37,8 @@ def _describe(exc: Exception) -> str:
 
 
 def _crash_message(server: ServerProcess, rc: int) -> str:
-    tail = "\n".join(f"  | {line}" for line in server.tail(30)) or "  | (no output)"
     return (f"the server exited with status {rc} before it was ready; its last log lines "
-            f"(full log: {server.log_path}):\n{tail}")
+            f"(full log: {server.log_path}):\n{server.quoted_tail(30)}")
 
 
 def poll_ready(
@@ -69,9 +68,7 @@ def poll_ready(
         if progress:
             progress(elapsed, last)
         if elapsed + interval_s > deadline_s:
-            tail = ""
-            if server is not None:
-                tail = "\nlast log lines:\n" + "\n".join(f"  | {line}" for line in server.tail(15))
+            tail = "" if server is None else "\nlast log lines:\n" + server.quoted_tail(15)
             raise Unreachable(f"{client.base_url} not ready after {deadline_s:.0f} s (last: {last}); {hint}{tail}")
         time.sleep(interval_s)
 

@@ -66,5 +66,5 @@ def _wait_for_exit(server: ServerProcess, received: list[int], console: Console)
         return 0  # the signal went to the server too; stop() below waits for it to finish
     if received:
         return 0
-    tail = "\n".join(f"  | {line}" for line in server.tail(20))
-    raise CheckFailed(f"the server exited with status {rc}; last log lines (full log: {server.log_path}):\n{tail}")
+    raise CheckFailed(f"the server exited with status {rc}; last log lines (full log: {server.log_path}):\n"
+                      f"{server.quoted_tail(20)}")

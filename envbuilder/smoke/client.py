@@ -40,11 +40,10 @@ class Exchange:
 class Session:
     """An HTTP/1.1 connection pool plus what the server has taught us about its request schema."""
 
-    def __init__(self, base_url: str, profile: SmokeProfile, model: str, *, max_connections: int,
-                 api: str | None = None) -> None:
+    def __init__(self, base_url: str, profile: SmokeProfile, model: str, *, max_connections: int) -> None:
         self.profile = profile
         self.model = model
-        self.api: Api = APIS[api or profile.api]
+        self.api: Api = APIS[profile.api]
         self.dropped: set[str] = set()
         url = httpx.URL(base_url)
         self.path_prefix = url.path.rstrip("/")

@@ -65,9 +65,8 @@ def _itl_values(r: RequestResult) -> tuple[list[float], list[float]]:
 
 
 def _meets(r: RequestResult, slo: Slo) -> bool:
-    tpot = (r.e2e - r.ttft) / (r.output_tokens - 1) if r.output_tokens > 1 else 0.0
     return ((slo.ttft_ms is None or r.ttft * 1000 <= slo.ttft_ms)
-            and (slo.tpot_ms is None or tpot * 1000 <= slo.tpot_ms)
+            and (slo.tpot_ms is None or (r.tpot or 0.0) * 1000 <= slo.tpot_ms)
             and (slo.e2e_ms is None or r.e2e * 1000 <= slo.e2e_ms))
 
 
@@ -106,7 +105,7 @@ def level_run(results: list[RequestResult], *, concurrency: int, request_rate: f
         goodput_req_s=sum(1 for r in ok if _meets(r, slo)) * per if slo else None,
         error_rate=len(failed) / len(results) if results else 0.0,
         ttft_ms=dist([r.ttft for r in ok]), itl_ms=dist(itl),
-        tpot_ms=dist([(r.e2e - r.ttft) / (r.output_tokens - 1) for r in ok if r.output_tokens > 1]),
+        tpot_ms=dist([r.tpot for r in ok if r.tpot is not None]),
         e2e_ms=dist([r.e2e for r in ok]), chunk_gap_ms=dist(gaps),
         errors=dict(errors), error_examples=examples,
     )

@@ -34,7 +34,6 @@ class RequestResult:
     tokens_reported: bool = False  # output_tokens came from the server's usage
     chunk_tokens_exact: bool = False
     finish_reason: str | None = None
-    chars: int = 0
 
     @property
     def ttft(self) -> float:
@@ -43,6 +42,11 @@ class RequestResult:
     @property
     def e2e(self) -> float:
         return self.t_end - self.t_send
+
+    @property
+    def tpot(self) -> float | None:
+        """(e2e - ttft) / (output tokens - 1); undefined for a single token."""
+        return (self.e2e - self.ttft) / (self.output_tokens - 1) if self.output_tokens > 1 else None
 
 
 def _fail(ex: Exchange, kind: str, message: str) -> RequestResult:
@@ -90,7 +94,7 @@ def to_result(ex: Exchange, api: Api) -> RequestResult:
     if not texts:
         return _fail(ex, "empty", "stream finished without any content")
     result = RequestResult(ok=True, t_send=ex.t_send, t_end=ex.t_end, content_times=times,
-                           prompt_tokens=prompt, finish_reason=finish, chars=sum(map(len, texts)))
+                           prompt_tokens=prompt, finish_reason=finish)
     _count_tokens(result, texts, cumulative, completion)
     return result
 

@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from envbuilder import __version__
-from envbuilder.errors import Unreachable
+from pydantic import ValidationError
+
+from envbuilder.errors import BadInput, Unreachable
 from envbuilder.serve.ready import ServerFacts, wait_ready
 from envbuilder.smoke import environment
 from envbuilder.smoke.baseline import compare
@@ -123,10 +125,6 @@ def run_smoke(endpoint: Endpoint, profile: SmokeProfile, *, target: str | None =
 
 def with_overrides(profile: SmokeProfile, **overrides) -> SmokeProfile:
     """The profile with command-line values on top, validated like the matrix itself."""
-    from pydantic import ValidationError
-
-    from envbuilder.errors import BadInput
-
     given = {k: v for k, v in overrides.items() if v is not None}
     try:
         return SmokeProfile.model_validate({**profile.model_dump(), **given})
