@@ -40,6 +40,10 @@ def serve_cmd(target: str, dry_run: bool, do_smoke: bool, exit_when_done: bool, 
                   f"{t.serve.startup_timeout_s:g} s; then {t.serve.models_path}", markup=False)
         return
     on_ready = None
+    if kw["baseline"]:
+        from envbuilder.smoke.report import read_report
+
+        read_report(kw["baseline"])  # a bad baseline fails now, not after minutes of model loading
     if do_smoke:
         if t.smoke is None:
             raise BadInput(f"{t.source_path}: target {t.name!r} has no `smoke:` block; drop --smoke or add one")

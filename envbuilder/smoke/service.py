@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from envbuilder.smoke.baseline import compare
 from envbuilder.smoke.client import Session
 from envbuilder.smoke.metrics import FORMULAS, level_run, summarize
 from envbuilder.smoke.profile import SmokeProfile
-from envbuilder.smoke.report import Level, Report, Workload, read_report
+from envbuilder.smoke.report import BaselineResult, Level, Report, ThresholdResult, Workload, read_report
 from envbuilder.smoke.runner import NoProgress, Progress, SweepData, sweep
 from envbuilder.smoke.thresholds import check_thresholds
 
@@ -65,16 +66,16 @@ def _levels(data: SweepData, profile: SmokeProfile) -> list[Level]:
     return levels
 
 
-def _verdict(report_parts: dict, profile: SmokeProfile) -> list[str]:
-    reasons = [t.message for t in report_parts["thresholds"] if not t.passed]
+def _verdict(levels: list[Level], thresholds: list[ThresholdResult], baseline: BaselineResult | None,
+             profile: SmokeProfile) -> list[str]:
+    reasons = [t.message for t in thresholds if not t.passed]
     if not any(t.metric == "error_rate" for t in profile.thresholds):
-        for level in report_parts["levels"]:
-            failed = sum(r.failed for r in level.runs)
-            if failed:
+        for level in levels:
+            errors = sum((Counter(r.errors) for r in level.runs), Counter())
+            if errors:
                 total = sum(r.requests for r in level.runs)
-                kinds = ", ".join(f"{k} x{n}" for k, n in sorted(level.runs[-1].errors.items()))
-                reasons.append(f"concurrency {level.concurrency}: {failed} of {total} requests failed ({kinds})")
-    baseline = report_parts["baseline"]
+                kinds = ", ".join(f"{k} x{n}" for k, n in sorted(errors.items()))
+                reasons.append(f"concurrency {level.concurrency}: {errors.total()} of {total} requests failed ({kinds})")
     if baseline and baseline.regressed:
         for c in baseline.comparisons:
             if c.regressed:
@@ -105,12 +106,9 @@ def run_smoke(endpoint: Endpoint, profile: SmokeProfile, *, target: str | None =
     model = _choose_model(profile, endpoint, facts)
     data, dropped = asyncio.run(_measure(endpoint, profile, model, progress or NoProgress()))
     levels = _levels(data, profile)
-    parts = {
-        "levels": levels,
-        "thresholds": check_thresholds(profile.thresholds, levels),
-        "baseline": compare(levels, base.levels, profile.regression, str(baseline)) if base else None,
-    }
-    reasons = _verdict(parts, profile)
+    thresholds = check_thresholds(profile.thresholds, levels)
+    comparison = compare(levels, base.levels, profile.regression, str(baseline)) if base else None
+    reasons = _verdict(levels, thresholds, comparison, profile)
     return Report(
         **_header(endpoint, target, profile.api), model=model,
         server={"ready": True, "kind": server_kind, "models": list(facts.models), "models_response": facts.models_raw,
@@ -119,7 +117,7 @@ def run_smoke(endpoint: Endpoint, profile: SmokeProfile, *, target: str | None =
                           prompt_tokens_calibrated=data.calibration.exact,
                           calibration_probes=data.calibration.probes, dropped_fields=dropped,
                           warmup_failed=data.warmup_failed),
-        passed=not reasons, verdict=reasons, **parts,
+        levels=levels, thresholds=thresholds, baseline=comparison, passed=not reasons, verdict=reasons,
     )
 
 
