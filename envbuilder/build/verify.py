@@ -7,6 +7,7 @@ path, its interpreter by subprocess), so checking never adds a distribution to w
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import shutil
 import subprocess
@@ -160,9 +161,19 @@ def extension_modules(dist: metadata.Distribution, suffixes: list[str]) -> list[
         if suffix is None or ".." in text:
             continue
         parts = text[: -len(suffix)].split("/")
-        if all(p.isidentifier() for p in parts):
+        if all(p.isidentifier() for p in parts) and (suffix != ".so" or _has_init(dist.locate_file(file), parts[-1])):
             out.append(".".join(parts))
     return sorted(out)
+
+
+def _has_init(path: object, name: str) -> bool:
+    """A bare `.so` is a Python extension only if it exports PyInit_<name>; else it is a plain
+    shared library (llama_cpp/lib/libllama.so, loaded with ctypes) that `import` cannot load."""
+    try:
+        with open(str(path), "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            return data.find(b"PyInit_" + name.encode() + b"\0") != -1
+    except (OSError, ValueError):
+        return True  # unreadable: let the import attempt report it
 
 
 def import_problems(subject: Subject, dists: dict[str, metadata.Distribution]) -> tuple[int, list[Problem]]:
