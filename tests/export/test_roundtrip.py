@@ -123,6 +123,7 @@ def verify(lock_file: Path, venv: Path) -> None:
 
 # Ordered so each installer's cache is warm when it can be: pip reuses its requirements build for
 # conda-lock's URL lines (its pylock path builds again), uv reuses one build for both formats.
+@pytest.mark.timeout(3600)  # a cold llama-cpp-python compile alone took 13-39 min on 2 shared cores
 @pytest.mark.parametrize("fmt, installer", [
     ("requirements", "pip"), ("conda-lock", "pip"), ("pylock", "pip"), ("requirements", "uv"), ("pylock", "uv"),
 ])
@@ -145,6 +146,7 @@ def pure_python_subset(lock_file: Path, out: Path) -> Path:
     return out
 
 
+@pytest.mark.timeout(1800)  # pip fetches 100 wheels one by one: 281-409 s seen
 @pytest.mark.parametrize("fmt, installer", [("requirements", "pip"), ("pylock", "uv"), ("pylock", "pip")])
 def test_gpu_target_pure_python_subset_installs_and_verifies(fmt, installer, pip26, installer_cache, tmp_path):
     python = python_for("3.12") or pytest.skip("no Python 3.12 interpreter for the GPU target's subset")
