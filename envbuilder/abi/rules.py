@@ -6,7 +6,7 @@ this GPU and this model); they only exist once every package is chosen. Each rul
 `Finding`s that name the package, a stable rule id, a one-line why and a reference, so the
 resolver, `lock` and the gate report the same thing in the same words.
 
-Rule ids (stable, documented in docs/readme/gate.md): arch-coverage, ptx-jit-driver, driver-arch,
+Rule ids (stable, documented in docs/gate.md): arch-coverage, ptx-jit-driver, driver-arch,
 driver-cuda, build-toolkit, build-toolkit-arch, abi-torch, abi-cuda, abi-cxx11, abi-provider,
 abi-unknown-torch, facets-recorded, known-issue/<id>, known-issue-unverified/<id>.
 """

@@ -1,7 +1,7 @@
 """The matrix's `smoke:` block: the workload, the pass/fail thresholds, SLOs and the regression policy.
 
 Kept import-light (pydantic only) because the matrix schema imports it. Metric names here are the
-ones the JSON report uses (see docs/readme/smoke.md), so a threshold names exactly what a reader
+ones the JSON report uses (see docs/smoke.md), so a threshold names exactly what a reader
 finds in the report.
 """
 

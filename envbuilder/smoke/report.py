@@ -1,4 +1,4 @@
-"""The JSON report: one typed document per smoke run, documented in docs/readme/smoke.md.
+"""The JSON report: one typed document per smoke run, documented in docs/smoke.md.
 
 The same models are read back for `--baseline`, so an old report that no longer parses is a clear
 input error rather than a silent comparison of missing numbers.
