@@ -35,22 +35,27 @@ def timed(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int, s
     return time.perf_counter() - start, proc.returncode, (proc.stdout + proc.stderr)[-600:]
 
 
-def envbuilder_cmd(work: Path) -> tuple[list[str], dict[str, str]]:
-    env = {**os.environ, "ENVBUILDER_ROOT": str(work), "ENVBUILDER_CACHE_DIR": str(work / "cache")}
-    return [str(ROOT / ".venv/bin/envbuilder"), "lock", TARGET, "--refresh"], env
+def envbuilder_cmd(work: Path, offline: bool = False) -> tuple[list[str], dict[str, str]]:
+    env = {**os.environ, "ENVBUILDER_ROOT": str(work), "ENVBUILDER_CACHE_DIR": str(work / "cache"),
+           # pages are re-asked on every run, as uv does without cache headers: warm = metadata cached
+           "ENVBUILDER_PAGE_TTL": "0"}
+    return [str(ROOT / ".venv/bin/envbuilder"), "lock", TARGET, "--refresh"] + (["--offline"] if offline else []), env
 
 
-def uv_cmd(work: Path) -> tuple[list[str], dict[str, str]]:
+def uv_cmd(work: Path, offline: bool = False) -> tuple[list[str], dict[str, str]]:
     (work / "req.in").write_text("\n".join(r for r in REQUIREMENTS if not r.startswith("transformers")) + "\n")
     (work / "overrides.txt").write_text("transformers>=5.2.0,<5.4\n")
+    # the same static metadata for flash-attn that the matrix gives envbuilder (uv's dependency-metadata)
+    (work / "uv.toml").write_text('[[dependency-metadata]]\nname = "flash-attn"\nversion = "2.8.3"\n'
+                                  'requires-dist = ["torch", "einops"]\n')
     env = {**os.environ, "UV_CACHE_DIR": str(work / "uv-cache")}
     uv = shutil.which("uv") or str(ROOT / ".venv/bin/uv")
     return [uv, "pip", "compile", "req.in", "--override", "overrides.txt", "--python-platform",
             "x86_64-manylinux_2_28", "--python-version", "3.12", "--generate-hashes", "-o", "out.txt",
-            "--no-header", "--quiet"], env
+            "--no-header", "--quiet"] + (["--offline"] if offline else []), env
 
 
-def pip_cmd(work: Path) -> tuple[list[str], dict[str, str]]:
+def pip_cmd(work: Path, offline: bool = False) -> tuple[list[str], dict[str, str]]:
     # pip refuses sdists with --platform, so flash-attn (sdist only) is left out of pip's set.
     (work / "pip-req.txt").write_text("\n".join(r for r in REQUIREMENTS if not r.startswith(("flash-attn", "transformers"))) + "\n")
     (work / "pip-overrides.txt").write_text("transformers>=5.2.0,<5.4\n")
@@ -70,7 +75,7 @@ def prepare(work: Path) -> None:
 
 
 def measure(name: str, make, repeats: int) -> dict[str, object]:
-    cold, warm = [], []
+    cold, warm, offline = [], [], []
     for _ in range(repeats):
         with tempfile.TemporaryDirectory(prefix=f"bench-{name}-") as tmp:
             work = Path(tmp)
@@ -80,9 +85,13 @@ def measure(name: str, make, repeats: int) -> dict[str, object]:
             if rc != 0:
                 return {"tool": name, "error": tail}
             cold.append(seconds)
-            seconds, rc, tail = timed(cmd, env, work)
-            warm.append(seconds)
-    return {"tool": name, "cold": statistics.median(cold), "warm": statistics.median(warm), "runs": repeats}
+            warm.append(timed(cmd, env, work)[0])
+            if "pip install" not in name:  # pip has no offline resolve
+                cmd, env = make(work, offline=True)
+                seconds, rc, tail = timed(cmd, env, work)
+                offline.append(seconds if rc == 0 else float("nan"))
+    return {"tool": name, "cold": statistics.median(cold), "warm": statistics.median(warm),
+            "offline": statistics.median(offline) if offline else None, "runs": repeats}
 
 
 def main() -> None:
@@ -94,13 +103,14 @@ def main() -> None:
     if not args.skip_pip:
         tools.append(("pip install --dry-run --report", pip_cmd))
     rows = [measure(name, make, args.repeats if "pip install" not in name else 1) for name, make in tools]
-    print(f"| tool ({TARGET} set, cp312 manylinux x86_64) | cold (s) | warm (s) | runs |")
-    print("|---|---|---|---|")
+    print(f"| tool ({TARGET} set, cp312 manylinux x86_64) | cold (s) | warm (s) | warm offline (s) | runs |")
+    print("|---|---|---|---|---|")
     for row in rows:
         if "error" in row:
-            print(f"| {row['tool']} | failed: {str(row['error']).splitlines()[-1][:80]} | | |")
+            print(f"| {row['tool']} | failed: {str(row['error']).splitlines()[-1][:80]} | | | |")
         else:
-            print(f"| {row['tool']} | {row['cold']:.1f} | {row['warm']:.2f} | {row['runs']} |")
+            off = "-" if row["offline"] is None else f"{row['offline']:.2f}"
+            print(f"| {row['tool']} | {row['cold']:.1f} | {row['warm']:.2f} | {off} | {row['runs']} |")
 
 
 if __name__ == "__main__":

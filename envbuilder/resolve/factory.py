@@ -49,7 +49,8 @@ class Factory:
             canonicalize_name(n): s for n, s in target.packages.items()}
         self.preferred = {canonicalize_name(n): Version(v) for n, v in (preferred or {}).items()}
         self.rejected: dict[NormalizedName, list[str]] = defaultdict(list)
-        self.edges: dict[str, list[Req]] = {}
+        # (candidate key, version) -> its requirements; every candidate tried, not only the pinned
+        self.edges: dict[tuple[str, Version], list[Req]] = {}
         self._with_extras: dict[tuple[int, frozenset[str]], Candidate] = {}
         self._python = self.env.markers["python_full_version"]
 
@@ -77,7 +78,7 @@ class Factory:
         for text, reason in self.hook.extra_requirements(str(candidate.name), str(candidate.version),
                                                          candidate.filename):
             deps.append(Req.parse(text, why=f"{parent}: {reason}"))
-        self.edges[candidate.key] = deps
+        self.edges[(candidate.key, candidate.version)] = deps
         self.prefetch(deps)
         return deps
 

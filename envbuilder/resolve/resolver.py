@@ -24,7 +24,7 @@ MAX_ROUNDS = 20000
 class Resolution:
     target: Target
     pins: dict[NormalizedName, Candidate]  # base candidates, one per project
-    edges: dict[str, list[Req]]  # candidate key -> its dependency requirements
+    edges: dict[str, list[Req]]  # pinned candidate key -> its dependency requirements
     rejected: dict[NormalizedName, list[str]]
 
 
@@ -42,7 +42,9 @@ def resolve(target: Target, finder: Finder, hook: ResolverHook,
         raise CheckFailed(f"{target.name}: resolution did not settle within {MAX_ROUNDS} rounds; "
                           "pin more packages in the matrix") from None
     pins = {c.name: c for c in result.mapping.values() if not c.extras}
-    return Resolution(target, pins, factory.edges, dict(factory.rejected))
+    # only the pinned candidates' requirements: backtracking tried (and recorded) others
+    edges = {key: factory.edges[(key, c.version)] for key, c in result.mapping.items()}
+    return Resolution(target, pins, edges, dict(factory.rejected))
 
 
 def explain_conflict(target: str, causes: list, factory: Factory) -> str:

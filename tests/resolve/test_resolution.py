@@ -197,3 +197,21 @@ def test_a_git_source_must_satisfy_its_dependents(project, default_index, make_g
     publish(default_index, "plugin", "0.9", ["engine==0.5.9"])  # a local version matches its public one
     project.write_matrix("gitok", {"engine": spec, "plugin": "==0.9"})
     assert project.run("lock", "gitok").rc == 0
+
+
+
+def test_dependencies_recorded_are_the_pinned_candidates_not_a_backtracked_attempt(project, default_index):
+    """`app 2.0` asks for `lib[fast]>=2`; resolvelib tries `lib[fast] 2.0` (recording its
+    requirements), fails against the matrix's `lib==1.0` and backtracks to `app 1.0`. The lock must
+    list only what the pinned candidates require: no `fastdep` under lib, no trace of the attempt."""
+    default_index.add(make_wheel("lib", "2.0", requires_dist=['fastdep; extra == "fast"'], provides_extra=["fast"]))
+    default_index.add(make_wheel("lib", "1.0", requires_dist=['fastdep; extra == "fast"'], provides_extra=["fast"]))
+    publish(default_index, "app", "2.0", ["lib[fast]>=2"])
+    publish(default_index, "app", "1.0", ["lib>=1"])
+    publish(default_index, "fastdep", "1.0")
+    project.write_matrix("bt", {"lib": "==1.0", "app": ">=1"})
+    result = project.run("lock", "bt")
+    assert result.rc == 0, result.text
+    lock = project.read_lock("bt")
+    assert {p.name: (p.version, p.dependencies) for p in lock.packages} == {
+        "app": ("1.0", ("lib>=1",)), "lib": ("1.0", ())}
