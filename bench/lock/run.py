@@ -56,14 +56,13 @@ def uv_cmd(work: Path, offline: bool = False) -> tuple[list[str], dict[str, str]
 
 
 def pip_cmd(work: Path, offline: bool = False) -> tuple[list[str], dict[str, str]]:
-    # pip refuses sdists with --platform, so flash-attn (sdist only) is left out of pip's set.
+    # pip refuses sdists with --platform, so flash-attn (sdist only) is left out of pip's set, and pip
+    # has no overrides (a constraint cannot beat sglang's transformers==4.57.1), so it keeps that pin.
     (work / "pip-req.txt").write_text("\n".join(r for r in REQUIREMENTS if not r.startswith(("flash-attn", "transformers"))) + "\n")
-    (work / "pip-overrides.txt").write_text("transformers>=5.2.0,<5.4\n")
     env = {**os.environ, "PIP_CONFIG_FILE": os.devnull, "PIP_CONSTRAINT": "", "PIP_CACHE_DIR": str(work / "pip-cache")}
     env.pop("PIP_FIND_LINKS", None)
     cmd = [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed", "--report", "report.json",
-           "--python-version", "3.12", "--only-binary=:all:", "--target", str(work / "t"), "-r", "pip-req.txt",
-           "transformers>=5.2.0,<5.4", "-q"]
+           "--python-version", "3.12", "--only-binary=:all:", "--target", str(work / "t"), "-r", "pip-req.txt", "-q"]
     for platform in PIP_PLATFORMS:
         cmd += ["--platform", platform]
     return cmd, env
@@ -98,10 +97,13 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--skip-pip", action="store_true", help="pip downloads ~5 GB of wheels per cold run")
+    parser.add_argument("--only", choices=["envbuilder", "uv", "pip"], help="measure one tool")
     args = parser.parse_args()
     tools = [("envbuilder lock", envbuilder_cmd), ("uv pip compile", uv_cmd)]
     if not args.skip_pip:
         tools.append(("pip install --dry-run --report", pip_cmd))
+    if args.only:
+        tools = [t for t in tools if t[0].startswith(args.only)]
     rows = [measure(name, make, args.repeats if "pip install" not in name else 1) for name, make in tools]
     print(f"| tool ({TARGET} set, cp312 manylinux x86_64) | cold (s) | warm (s) | warm offline (s) | runs |")
     print("|---|---|---|---|---|")
