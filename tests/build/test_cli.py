@@ -28,7 +28,7 @@ def test_dry_run_prints_plan_and_whole_dockerfile_with_target_option(project: Pa
 
 def test_dry_run_is_the_same_whatever_the_host_says(project: Path) -> None:
     a = run(project, "build", "blackwell-sm120", "--dry-run")
-    env = {**os.environ, "ENVBUILDER_ROOT": str(project), "PIP_INDEX_URL": "https://mirror.example/simple",
+    env = {**os.environ, "ENVBUILDER_ROOT": str(project), "PIP_INDEX_URL": "https://mirror.example.com/simple",
            "PATH": "/nonexistent", "HOME": str(project)}
     b = subprocess.run([sys.executable, "-m", "envbuilder", "build", "blackwell-sm120", "--dry-run"],
                        capture_output=True, text=True, env=env, cwd="/")

@@ -29,10 +29,10 @@ def test_precedence_pip_env_then_uv_then_config(clean_env: pytest.MonkeyPatch, t
                     "[install]\nindex_url = http://mirror.invalid/install/simple\n")
     clean_env.setenv("PIP_CONFIG_FILE", str(conf))
     assert config.default_index_url() == "http://mirror.invalid/install/simple"  # [install] beats [global]
-    clean_env.setenv("UV_INDEX_URL", "http://uv-legacy.invalid/simple")
-    assert config.default_index_url() == "http://uv-legacy.invalid/simple"
-    clean_env.setenv("UV_DEFAULT_INDEX", "http://uv.invalid/simple")
-    assert config.default_index_url() == "http://uv.invalid/simple"
+    clean_env.setenv("UV_INDEX_URL", "http://uv-legacy.example.org/simple")
+    assert config.default_index_url() == "http://uv-legacy.example.org/simple"
+    clean_env.setenv("UV_DEFAULT_INDEX", "http://uv.example.org/simple")
+    assert config.default_index_url() == "http://uv.example.org/simple"
     clean_env.setenv("PIP_INDEX_URL", "http://pip.invalid/simple")
     assert config.default_index_url() == "http://pip.invalid/simple"
 
