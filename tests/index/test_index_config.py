@@ -33,19 +33,19 @@ def test_precedence_pip_env_then_uv_then_config(clean_env: pytest.MonkeyPatch, t
     assert config.default_index_url() == "http://uv-legacy.example.org/simple"
     clean_env.setenv("UV_DEFAULT_INDEX", "http://uv.example.org/simple")
     assert config.default_index_url() == "http://uv.example.org/simple"
-    clean_env.setenv("PIP_INDEX_URL", "http://pip.invalid/simple")
-    assert config.default_index_url() == "http://pip.invalid/simple"
+    clean_env.setenv("PIP_INDEX_URL", "http://pip.example.org/simple")
+    assert config.default_index_url() == "http://pip.example.org/simple"
 
 
 def test_user_config_file_is_read(clean_env: pytest.MonkeyPatch, tmp_path: Path):
     clean_env.delenv("PIP_CONFIG_FILE")
     user = tmp_path / "home" / ".config" / "pip" / "pip.conf"
     user.parent.mkdir(parents=True)
-    user.write_text("[global]\nindex-url = http://user.invalid/simple\nextra-index-url = file:///elsewhere\n")
+    user.write_text("[global]\nindex-url = http://user.example.org/simple\nextra-index-url = file:///elsewhere\n")
     files = config.pip_config_files()
     assert user in files
     if not any(p.is_file() and "index-url" in p.read_text() and p != user for p in files[files.index(user) + 1:]):
-        assert config.default_index_url() == "http://user.invalid/simple"
+        assert config.default_index_url() == "http://user.example.org/simple"
 
 
 def test_dev_null_means_no_config_and_pip_supplies_the_default(clean_env: pytest.MonkeyPatch):

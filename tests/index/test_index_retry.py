@@ -81,5 +81,5 @@ def test_credentials_in_the_index_url_never_reach_messages(served: IndexServer, 
         with pytest.raises(Unreachable) as err:
             client.files("demo")
     assert "s3cret-token" not in str(err.value) and "alice:***@127.0.0.1" in str(err.value)
-    assert redact("https://__token__@host.invalid/simple") == "https://***@host.invalid/simple"
-    assert redact("https://host.invalid/simple") == "https://host.invalid/simple"
+    assert redact("https://__token__@host.example.org/simple") == "https://***@host.example.org/simple"
+    assert redact("https://host.example.org/simple") == "https://host.example.org/simple"
