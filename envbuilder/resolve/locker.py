@@ -20,7 +20,7 @@ from envbuilder.index.config import default_index_url
 from envbuilder.index.errors import MissingFromCache
 from envbuilder.index.filters import wheel_platform_filter
 from envbuilder.knowledge import Knowledge, load_knowledge
-from envbuilder.lock import Lock, dumps, lock_path, read_lock, write_lock
+from envbuilder.lock import Lock, dumps, loads, lock_path, read_lock, write_lock
 from envbuilder.matrix import Target
 from envbuilder.resolve.hooks import ResolverHook, default_hook
 from envbuilder.resolve.lockbuild import build_lock
@@ -126,7 +126,7 @@ def stale_reasons(target: Target, path: Path, knowledge: Knowledge | None = None
     if not path.exists():
         return [f"{path}: missing (run `envbuilder lock {target.name}`)"]
     text = path.read_text(encoding="utf-8")
-    lock = read_lock(path)
+    lock = loads(text, str(path))
     knowledge = knowledge or knowledge_for(target)
     reasons = []
     if lock.target != target.name:
