@@ -23,7 +23,7 @@ err_console = Console(stderr=True, highlight=False)
 COMMAND_MODULES = {
     "targets": "targets", "lock": "lock", "explain": "explain", "inspect": "inspect", "gate": "gate",
     "export": "export", "render": "render", "bake": "render", "build": "build", "verify": "verify",
-    "serve": "serve", "smoke": "smoke", "doctor": "doctor",
+    "serve": "serve", "smoke": "smoke", "doctor": "doctor", "validated": "validated",
 }
 
 

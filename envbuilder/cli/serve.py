@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from envbuilder.cli.record import record_options, record_request
 from envbuilder.cli.smoke import profile_overrides, run_and_report, smoke_options
 from envbuilder.errors import BadInput
 
@@ -21,6 +22,7 @@ from envbuilder.errors import BadInput
 @click.option("--binary", help="server executable (else $ENVBUILDER_SERVER_BINARY, else the kind's default)")
 @click.option("--log", "log_path", type=click.Path(dir_okay=False, path_type=Path), help="server log file")
 @smoke_options
+@record_options
 def serve_cmd(target: str, dry_run: bool, do_smoke: bool, exit_when_done: bool, model: str | None,
               binary: str | None, log_path: Path | None, **kw) -> None:
     """Start TARGET's server as a child, stream its log, wait until ready; Ctrl-C stops it cleanly."""
@@ -48,6 +50,7 @@ def serve_cmd(target: str, dry_run: bool, do_smoke: bool, exit_when_done: bool, 
         if t.smoke is None:
             raise BadInput(f"{t.source_path}: target {t.name!r} has no `smoke:` block; drop --smoke or add one")
         profile = with_overrides(t.smoke, **profile_overrides(kw))
+        record = record_request(kw, target=t.name, endpoint=command.base_url, server=_server_ref(t.serve, command))
 
         def on_ready(facts, server) -> None:
             server.echoing.clear()
@@ -55,10 +58,23 @@ def serve_cmd(target: str, dry_run: bool, do_smoke: bool, exit_when_done: bool, 
             ep = Endpoint(base_url=command.base_url, ready_path=t.serve.ready_path, models_path=t.serve.models_path,
                           info_path=t.serve.info_path, model=t.serve.served_model_name)
             run_and_report(ep, profile, target=t.name, baseline=kw["baseline"], json_path=kw["json_path"],
-                           html_path=kw["html_path"], facts=facts, server_kind=t.serve.kind)
+                           html_path=kw["html_path"], facts=facts, server_kind=t.serve.kind, record=record)
+    elif kw["do_record"] or kw["record_failure"]:
+        raise BadInput("option --record: records a smoke run; add --smoke")
 
     log = log_path or Path(t.serve.log_file or f"serve-{t.name}.log")
     serve(command, t.serve, log, exit_when_done=exit_when_done, on_ready=on_ready)
+
+
+def _server_ref(profile, command):
+    """The record's server: the exact command (secret-looking env values hidden) and the model's identity."""
+    from dataclasses import replace
+
+    from envbuilder.validated.provenance import redact
+    from envbuilder.validated.recorder import server_ref
+
+    shown = replace(command, env=redact(command.env)).shell()
+    return server_ref(profile.kind, shown, command.model)
 
 
 COMMANDS = [serve_cmd]

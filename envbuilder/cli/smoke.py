@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
+from envbuilder.cli.record import record_options, record_request
 from envbuilder.errors import BadInput, CheckFailed, Unreachable
 from envbuilder.smoke.profile import SmokeProfile
 
@@ -48,8 +49,12 @@ def profile_overrides(kw: dict) -> dict:
 
 
 def run_and_report(endpoint, profile: SmokeProfile, *, target: str | None, baseline: Path | None,
-                   json_path: Path | None, html_path: Path | None, facts=None, server_kind=None) -> None:
-    """Run one smoke, show progress and the summary, write the reports, raise CheckFailed on a fail."""
+                   json_path: Path | None, html_path: Path | None, facts=None, server_kind=None,
+                   record=None) -> None:
+    """Run one smoke, show progress and the summary, write the reports, raise CheckFailed on a fail.
+
+    `record` (a RecordRequest from envbuilder.cli.record) keeps the finished run as validated evidence.
+    """
     from envbuilder.smoke.console import RichProgress, print_summary
     from envbuilder.smoke.html import write_html
     from envbuilder.smoke.report import write_report
@@ -77,6 +82,10 @@ def run_and_report(endpoint, profile: SmokeProfile, *, target: str | None, basel
         out = Console(highlight=False, width=140)  # logs and CI: keep the table's numbers whole
     print_summary(out, report)
     write(report)
+    if record is not None:
+        from envbuilder.cli.record import write_record
+
+        write_record(record, report)
     if not report.passed:
         raise CheckFailed(f"smoke failed: {len(report.verdict)} reason(s), listed above")
 
@@ -87,6 +96,7 @@ def run_and_report(endpoint, profile: SmokeProfile, *, target: str | None, basel
 @click.option("--model", help="request `model` (default: the profile's, else the first of /v1/models)")
 @click.option("--ready-timeout", type=float, default=60.0, show_default=True, help="seconds to wait for ready")
 @smoke_options
+@record_options
 def smoke_cmd(endpoint: str, target: str | None, model: str | None, ready_timeout: float, **kw) -> None:
     """Benchmark a running server: warmup, concurrency sweep, metrics, thresholds, reports."""
     from envbuilder.smoke.service import Endpoint, with_overrides
@@ -108,8 +118,12 @@ def smoke_cmd(endpoint: str, target: str | None, model: str | None, ready_timeou
     profile = with_overrides(profile, **profile_overrides(kw))
     ep = Endpoint(base_url=endpoint.rstrip("/"), ready_path=ready, models_path=models, info_path=info,
                   ready_timeout_s=ready_timeout, model=model)
+    from envbuilder.validated.recorder import server_ref
+
+    record = record_request(kw, target=target, endpoint=endpoint,
+                            server=server_ref(None, None, None))  # a server it did not start: command unknown
     run_and_report(ep, profile, target=target, baseline=kw["baseline"], json_path=kw["json_path"],
-                   html_path=kw["html_path"])
+                   html_path=kw["html_path"], record=record)
 
 
 COMMANDS = [smoke_cmd]

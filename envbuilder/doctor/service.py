@@ -74,11 +74,11 @@ def _other_targets(root: Path | None) -> dict[str, str]:
 def _lock_subjects(target, knowledge: Knowledge, root: Path, lock_file: Path | None):
     path = lock_file or lock_path(root, target.name)
     if not Path(path).exists():
-        return (), None
+        return (), None, None
     lock = read_lock(Path(path))
     hook = AbiHook(target, knowledge, inspector=cached_inspector, toolchain=lock.toolchain)
     subjects = tuple(s for s in hook.subjects(lock) if is_cuda_binary(s.facets))
-    return subjects, f"{Path(path).name} ({lock.digest[:19]})"
+    return subjects, f"{Path(path).name} ({lock.digest[:19]})", lock.digest
 
 
 def image_check(manifest: str) -> Check:
@@ -103,6 +103,16 @@ def image_check(manifest: str) -> Check:
                  fix="rebuild the image; `envbuilder verify` lists every problem")
 
 
+def _validated(target, root: Path, digest: str | None, host: HostFacts, live: bool) -> Check:
+    """Validated on this hardware / elsewhere / never, from the target's verified records."""
+    import platform
+
+    from envbuilder.doctor.validated import validated_check
+    from envbuilder.validated.evidence import gather
+
+    return validated_check(gather(root, target.name, target), digest, host, platform.machine() or None, live)
+
+
 def run_doctor(target_name: str | None = None, saved_smi: Path | None = None, sources: HostSources | None = None,
                lock_file: Path | None = None, root: Path | None = None) -> DoctorReport:
     target = load_target(target_name, root) if target_name else None
@@ -110,9 +120,9 @@ def run_doctor(target_name: str | None = None, saved_smi: Path | None = None, so
     overlay = getattr(target.matrix, "knowledge", None) if target else None
     if overlay is not None:
         knowledge = knowledge.with_overlay(overlay.model_dump(mode="json"))
-    subjects, label = (), None
+    subjects, label, digest = (), None, None
     if target is not None:
-        subjects, label = _lock_subjects(target, knowledge, root or project_root(), lock_file)
+        subjects, label, digest = _lock_subjects(target, knowledge, root or project_root(), lock_file)
     live = saved_smi is None
     host = probe_host(sources or HostSources(), knowledge) if live else saved_host(saved_smi, knowledge)
     ctx = Context(host=host, knowledge=knowledge, target=target, subjects=subjects, lock_label=label,
@@ -120,4 +130,6 @@ def run_doctor(target_name: str | None = None, saved_smi: Path | None = None, so
     checks = all_checks(ctx, live=live)
     if live and host.image_manifest:
         checks.append(image_check(host.image_manifest))
+    if target is not None:
+        checks.append(_validated(target, root or project_root(), digest, host, live))
     return DoctorReport(target=target.name if target else None, host=host, checks=tuple(checks))
