@@ -1,31 +1,23 @@
-"""The gate: judge a head lock against a base lock with facets recomputed, never trusted.
+"""The gate: judge a head lock against a base lock with every check in `checks.CHECKERS`.
 
 Why only *new* findings decide: a PR that bumps tqdm must not be blocked by a warning that was
 already on main (flashinfer's SM12x crash), and an error already on main (a known issue added to
 the knowledge base after the lock was made) is surfaced as a warning rather than blocking every
-unrelated PR. A new error rejects; a new warning, or an old error, warns.
+unrelated PR. A new error rejects; a new warning, or an old error, warns. What a check finds about
+the change itself (an artifact replaced, a base image changed, knowledge added) is always new.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Callable
 
-from envbuilder.abi.hook import AbiHook, Inspector, cached_inspector
-from envbuilder.abi.rules import Finding
+from envbuilder.gate.context import Checker, GateContext, GateOptions
 from envbuilder.gate.diff import diff_locks
 from envbuilder.gate.model import GateFinding, GateResult, TargetResult, Validation, Verdict, worst
-from envbuilder.gate.sources import Pair, Side, pair_of_files, pairs_at_ref, repo_root
-from envbuilder.knowledge import Knowledge, load_knowledge
+from envbuilder.gate.sources import Pair, pair_of_files, pairs_at_ref, repo_root
 
-
-@dataclass(frozen=True)
-class GateOptions:
-    strict: bool = False
-    inspector: Inspector | None = cached_inspector
-    ancestry: Callable | None = None
+__all__ = ["GateOptions", "gate_files", "gate_ref", "judge"]
 
 
 def gate_files(base: Path, head: Path | None = None, root: Path | None = None,
@@ -38,8 +30,12 @@ def gate_ref(ref: str, cwd: Path | None = None, options: GateOptions = GateOptio
     return judge(pairs_at_ref(root, ref), options)
 
 
-def judge(pairs: list[Pair], options: GateOptions) -> GateResult:
-    results = tuple(_judge_pair(pair, options) for pair in pairs)
+def judge(pairs: list[Pair], options: GateOptions, checkers: Sequence[Checker] | None = None) -> GateResult:
+    if checkers is None:
+        from envbuilder.gate.checks import CHECKERS
+
+        checkers = CHECKERS
+    results = tuple(_judge_pair(pair, options, checkers) for pair in pairs)
     counts = {"targets": len(results)}
     for result in results:
         for finding in result.findings:
@@ -50,27 +46,16 @@ def judge(pairs: list[Pair], options: GateOptions) -> GateResult:
                       targets=results, counts=counts)
 
 
-def _knowledge(side: Side) -> Knowledge:
-    overlay = getattr(side.target, "knowledge", None) if side.target is not None else None
-    base = load_knowledge()
-    return base.with_overlay(overlay.model_dump(mode="json")) if overlay is not None else base
-
-
-def _findings(side: Side, options: GateOptions) -> list[Finding]:
-    hook = AbiHook(side.target, _knowledge(side), inspector=options.inspector,
-                   ancestry=options.ancestry, toolchain=side.lock.toolchain)
-    return hook.check(side.lock)
-
-
-def _judge_pair(pair: Pair, options: GateOptions) -> TargetResult:
+def _judge_pair(pair: Pair, options: GateOptions, checkers: Sequence[Checker]) -> TargetResult:
     changes = tuple(diff_locks(pair.base.lock if pair.base else None, pair.head.lock if pair.head else None))
     if pair.head is None:
-        return TargetResult(target=pair.name, base=pair.base.path, head=None,
-                            base_digest=pair.base.lock.digest, verdict="pass", changes=changes)
-    base_keys = {f.key for f in _findings(pair.base, options)} if pair.base else set()
+        removed = GateFinding(package="*", rule="target-removed", severity="warning",
+                              why=f"the change removes the lock of target {pair.name!r}", file=pair.base.path)
+        return TargetResult(target=pair.name, base=pair.base.path, head=None, base_digest=pair.base.lock.digest,
+                            verdict="warn", changes=changes, findings=(removed,))
+    ctx = GateContext(pair, options)
+    findings = tuple(finding for check in checkers for finding in check(ctx))
     head = pair.head
-    findings = tuple(GateFinding.of(f, f.key not in base_keys, head.path, _line_of(head.text, f.package))
-                     for f in _findings(head, options))
     return TargetResult(
         target=pair.name, base=pair.base.path if pair.base else None, head=head.path,
         base_digest=pair.base.lock.digest if pair.base else None, head_digest=head.lock.digest,
@@ -85,17 +70,6 @@ def _verdict(findings: tuple[GateFinding, ...]) -> Verdict:
     if any((f.severity == "warning" and f.new) or f.severity == "error" for f in findings):
         return "warn"
     return "pass"
-
-
-def _line_of(text: str, package: str) -> int | None:
-    """The line of `name = "<package>"` in the lock, so an annotation lands on that package."""
-    if package == "*":
-        return None
-    pattern = re.compile(r'^name\s*=\s*"' + re.escape(package) + r'"\s*$', re.IGNORECASE)
-    for number, line in enumerate(text.splitlines(), start=1):
-        if pattern.match(line.strip()):
-            return number
-    return None
 
 
 def _matches(entry_lock: str | None, digest: str | None) -> bool:

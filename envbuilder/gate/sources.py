@@ -33,6 +33,17 @@ class Side:
     text: str
     target: Any = None
 
+    @property
+    def matrix_path(self) -> str | None:
+        """The matrix file, relative to the working directory where it lies below it."""
+        path = getattr(self.target, "source_path", None)
+        if path is None:
+            return None
+        try:
+            return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+        except ValueError:
+            return str(path)
+
 
 @dataclass(frozen=True)
 class Pair:

@@ -17,6 +17,8 @@ from envbuilder.knowledge import load_knowledge
 from envbuilder.lock.io import dumps, read_lock
 from envbuilder.lock.model import Artifact, BuildRecipe, Lock, LockedPackage, Source
 from envbuilder.matrix import load_target
+from tests.support.dists import BuiltDist, make_sdist, make_wheel
+from tests.support.index_server import IndexServer
 
 ROOT = Path(__file__).resolve().parents[2]
 TARGET = "blackwell-sm120"
@@ -90,6 +92,36 @@ def with_package(lock: Lock, name: str, version: str, filename: str | None = Non
     new = replace(new, **changes)
     rest = tuple(p for p in lock.packages if canonicalize_name(p.name) != key)
     return lock.replace_packages(rest + (new,))
+
+
+def real_dist(name: str, filename: str) -> BuiltDist:
+    """A real wheel or sdist with exactly this file name (tags and build number taken from it)."""
+    if filename.endswith(".whl"):
+        parts = filename.removesuffix(".whl").split("-")
+        build = parts[2] if len(parts) == 6 else None
+        dist = make_wheel(name, parts[1], tags="-".join(parts[-3:]), build=build)
+    else:
+        version = filename.removesuffix(".tar.gz").removesuffix(".zip").rsplit("-", 1)[1]
+        dist = make_sdist(name, version, fmt="zip" if filename.endswith(".zip") else "tar.gz")
+    assert dist.filename == filename, (dist.filename, filename)
+    return dist
+
+
+def publish(server: IndexServer, lock: Lock, base: Lock | None = None) -> Lock:
+    """`lock` with every file the base does not lock made real: built, served by `server`, and
+    recorded with its real sha256 and size (what a re-lock against that index writes)."""
+    known = {(a.filename, a.sha256, a.size) for p in (base.packages if base else ()) for a in p.artifacts}
+    packages = []
+    for package in lock.packages:
+        artifacts = []
+        for artifact in package.artifacts:
+            if (artifact.filename, artifact.sha256, artifact.size) not in known:
+                dist = real_dist(package.name, artifact.filename)
+                server.add(dist, project=package.name)
+                artifact = replace(artifact, sha256=dist.sha256, size=dist.size)
+            artifacts.append(artifact)
+        packages.append(replace(package, artifacts=tuple(artifacts)))
+    return lock.replace_packages(tuple(packages))
 
 
 def write(lock: Lock, path: Path) -> Path:

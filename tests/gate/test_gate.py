@@ -74,13 +74,14 @@ def _driver_mvc(lock):
     return replace(lock, toolchain={**lock.toolchain, "driver-min": "570.26"})
 
 
+DRIVER_CHANGED = ("*", "toolchain-changed")  # listed for review besides what the rules say
 MVC = {("torch", "driver-cuda"), ("sgl-kernel", "driver-cuda"), ("flash-attn", "driver-cuda")}
 CASES = {
     # name: (edit, verdict, exit code, new errors as (package, rule), new warnings)
     "torch-bump-keeps-sgl-kernel": (_torch, "reject", 1, {("sgl-kernel", "abi-torch")}, set()),
     "flash-attn-prebuilt-torch28": (_flash_attn_prebuilt, "reject", 1, {("flash-attn", "abi-torch")}, set()),
-    "driver-below-570.26": (_driver, "reject", 1, {("*", "driver-arch")}, MVC),
-    "driver-570-mvc": (_driver_mvc, "warn", 0, set(), {("sgl-kernel", "driver-cuda")}),
+    "driver-below-570.26": (_driver, "reject", 1, {("*", "driver-arch")}, MVC | {DRIVER_CHANGED}),
+    "driver-570-mvc": (_driver_mvc, "warn", 0, set(), {("sgl-kernel", "driver-cuda"), DRIVER_CHANGED}),
     "tqdm-patch": (_tqdm, "pass", 0, set(), set()),
 }
 
@@ -91,10 +92,10 @@ def base_lock():
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_verdicts_on_the_shipped_stack(case, project, base_lock):
+def test_verdicts_on_the_shipped_stack(case, project, base_lock, published):
     edit, verdict, code, errors, warnings = CASES[case]
     base = write(base_lock, project / "base.lock.toml")
-    head = write(edit(base_lock), project / LOCK)
+    head = write(published(edit(base_lock)), project / LOCK)
     done = gate("--base", str(base), "--head", str(head), "--format", "json", cwd=project)
     assert done.returncode == code, done.stderr
     result = json.loads(done.stdout)
@@ -107,9 +108,9 @@ def test_verdicts_on_the_shipped_stack(case, project, base_lock):
     assert existing == {"known-issue/flashinfer-sm12x-nvfp4-moe-crash"}
 
 
-def test_torch_bump_names_sgl_kernel_and_torch_29_in_every_format(project, base_lock, gate_in_process):
+def test_torch_bump_names_sgl_kernel_and_torch_29_in_every_format(project, base_lock, published, gate_in_process):
     base = write(base_lock, project / "base.lock.toml")
-    write(_torch(base_lock), project / LOCK)
+    write(published(_torch(base_lock)), project / LOCK)
     text = gate_in_process("--base", str(base), cwd=project)                     # --head defaults to the project's lock
     assert text.returncode == 1 and "REJECT" in text.stdout
     assert "sgl-kernel 0.3.21 was built against torch 2.9" in text.stdout
@@ -125,13 +126,13 @@ def test_torch_bump_names_sgl_kernel_and_torch_29_in_every_format(project, base_
     assert github[-1] == "::notice title=envbuilder gate::verdict reject"
 
 
-def test_changes_are_classified(project, base_lock, gate_in_process):
+def test_changes_are_classified(project, base_lock, published, gate_in_process):
     head = _tqdm(_torch(base_lock))
     head = with_package(head, "orjson-tiny", "1.0.0", "orjson_tiny-1.0.0-py3-none-any.whl")
     head = head.replace_packages(tuple(p for p in head.packages if p.name != "einops"))
     major = with_package(head, "transformers", "6.0.0", "transformers-6.0.0-py3-none-any.whl")
     base = write(base_lock, project / "base.lock.toml")
-    write(major, project / LOCK)
+    write(published(major), project / LOCK)
     result = json.loads(gate_in_process("--base", str(base), "--format", "json", cwd=project).stdout)
     changes = {c["package"]: (c["kind"], c["level"], c["binary"]) for c in result["targets"][0]["changes"]}
     assert changes == {
@@ -144,17 +145,17 @@ def test_changes_are_classified(project, base_lock, gate_in_process):
     }
 
 
-def test_strict_makes_warn_fail(project, base_lock, gate_in_process):
+def test_strict_makes_warn_fail(project, base_lock, published, gate_in_process):
     base = write(base_lock, project / "base.lock.toml")
-    write(_driver_mvc(base_lock), project / LOCK)
+    write(published(_driver_mvc(base_lock)), project / LOCK)
     assert gate_in_process("--base", str(base), cwd=project).returncode == 0
     strict = gate_in_process("--base", str(base), "--strict", cwd=project)
     assert strict.returncode == 1 and "WARN" in strict.stdout
 
 
-def test_the_head_lock_facets_are_recomputed_not_trusted(project, base_lock, gate_in_process):
+def test_the_head_lock_facets_are_recomputed_not_trusted(project, base_lock, published, gate_in_process):
     """A head lock that claims sgl-kernel was built for torch 2.10 is still rejected."""
-    head = _torch(base_lock)
+    head = published(_torch(base_lock))
     sgl = head.package("sgl-kernel")
     lying = replace(sgl, facets=replace(sgl.facets, torch="2.10"))
     head = head.replace_packages(tuple(lying if p.name == "sgl-kernel" else p for p in head.packages))
@@ -166,9 +167,9 @@ def test_the_head_lock_facets_are_recomputed_not_trusted(project, base_lock, gat
     assert result["verdict"] == "reject"
 
 
-def test_json_schema_is_stable(project, base_lock, gate_in_process):
+def test_json_schema_is_stable(project, base_lock, published, gate_in_process):
     base = write(base_lock, project / "base.lock.toml")
-    write(_torch(base_lock), project / LOCK)
+    write(published(_torch(base_lock)), project / LOCK)
     result = json.loads(gate_in_process("--base", str(base), "--format", "json", cwd=project).stdout)
     assert set(result) == {"schema", "verdict", "strict", "targets", "counts"} and result["schema"] == 1
     target = result["targets"][0]
@@ -179,8 +180,8 @@ def test_json_schema_is_stable(project, base_lock, gate_in_process):
     assert set(target["validated"]) == {"head", "base", "entries", "note"}
 
 
-def test_a_validated_lock_digest_is_recognised(project, base_lock, gate_in_process):
-    head = _tqdm(base_lock)
+def test_a_validated_lock_digest_is_recognised(project, base_lock, published, gate_in_process):
+    head = published(_tqdm(base_lock))
     matrix = project / "matrices" / f"{TARGET}.yaml"
     text = matrix.read_text()
     matrix.write_text(text.replace('by: "seed workload', f'lock: "{head.digest}", by: "seed workload'))
@@ -218,22 +219,22 @@ def _repo(project: Path, base_lock, head_lock):
     return repo
 
 
-def test_base_ref_reject_and_pass(project, base_lock, gate_in_process):
-    repo = _repo(project, base_lock, _torch(base_lock))
+def test_base_ref_reject_and_pass(project, base_lock, published, gate_in_process):
+    repo = _repo(project, base_lock, published(_torch(base_lock)))
     done = gate_in_process("--base-ref", "main", "--format", "json", cwd=project)       # working tree vs main
     assert done.returncode == 1, done.stderr
     result = json.loads(done.stdout)
     assert result["targets"][0]["base"] == f"main:{LOCK}" and result["targets"][0]["head"] == LOCK
-    repo.commit({LOCK: _tqdm(base_lock) and write(_tqdm(base_lock), project / LOCK).read_text()})
+    repo.commit({LOCK: write(published(_tqdm(base_lock)), project / LOCK).read_text()})
     assert gate_in_process("--base-ref", "HEAD~1", cwd=project).returncode == 0
     bad = gate_in_process("--base-ref", "origin/nope", cwd=project)
     assert bad.returncode == 2 and "fetch-depth: 0" in bad.stderr
 
 
-def test_base_ref_judges_the_base_with_the_matrices_of_its_ref(project, base_lock, gate_in_process):
+def test_base_ref_judges_the_base_with_the_matrices_of_its_ref(project, base_lock, published, gate_in_process):
     """Locks that record no driver: the PR lowers the matrix's floor, and only the head is judged by it."""
     unrecorded = replace(base_lock, toolchain={k: v for k, v in base_lock.toolchain.items() if k != "driver-min"})
-    _repo(project, unrecorded, _tqdm(unrecorded))
+    _repo(project, unrecorded, published(_tqdm(unrecorded), unrecorded))
     matrix = project / "matrices" / f"{TARGET}.yaml"
     matrix.write_text(matrix.read_text().replace('min: "590.48.01"', 'min: "560.35.03"'))
     result = json.loads(gate_in_process("--base-ref", "main", "--format", "json", cwd=project).stdout)
@@ -242,9 +243,9 @@ def test_base_ref_judges_the_base_with_the_matrices_of_its_ref(project, base_loc
         ["driver-arch"]
 
 
-def test_a_lock_added_in_the_head_is_judged_whole(project, base_lock, gate_in_process):
+def test_a_lock_added_in_the_head_is_judged_whole(project, base_lock, published, gate_in_process):
     make_git_repo(project, [{"README": "no locks yet\n"}])
-    write(_torch(base_lock), project / LOCK)
+    write(published(_torch(base_lock), None), project / LOCK)
     result = json.loads(gate_in_process("--base-ref", "main", "--format", "json", cwd=project).stdout)
     target = result["targets"][0]
     assert target["base"] is None and result["verdict"] == "reject"

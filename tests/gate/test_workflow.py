@@ -98,12 +98,12 @@ def _commit_pr(repo: GitRepo, lock, matrix_text: str | None = None) -> None:
     repo.commit(files, "PR: bump")
 
 
-def test_workflow_steps_pass_a_pure_python_patch_bump(pr_clone, tmp_path):
+def test_workflow_steps_pass_a_pure_python_patch_bump(pr_clone, published, tmp_path):
     repo, base = pr_clone
     old = base.package("tqdm").version
     major, minor, micro = (old.split(".") + ["0", "0"])[:3]
     new = f"{major}.{minor}.{int(micro) + 1}"
-    _commit_pr(repo, with_package(base, "tqdm", new, f"tqdm-{new}-py3-none-any.whl"))
+    _commit_pr(repo, published(with_package(base, "tqdm", new, f"tqdm-{new}-py3-none-any.whl")))
     flow, summary = load_workflow(), tmp_path / "summary.md"
     check = run_step(flow, "lock-check", repo.path, summary)
     assert check.returncode == 0, check.stdout + check.stderr
@@ -114,7 +114,7 @@ def test_workflow_steps_pass_a_pure_python_patch_bump(pr_clone, tmp_path):
     assert f"| tqdm | upgraded patch | {old} | {new} | pure-Python |" in text
 
 
-def test_workflow_steps_reject_a_torch_bump_that_keeps_sgl_kernel(pr_clone, tmp_path):
+def test_workflow_steps_reject_a_torch_bump_that_keeps_sgl_kernel(pr_clone, published, tmp_path):
     repo, base = pr_clone
     fa = base.package("flash-attn")
     head = with_package(base, "torch", "2.10.0", "torch-2.10.0-3-cp312-cp312-manylinux_2_28_x86_64.whl",
@@ -122,7 +122,7 @@ def test_workflow_steps_reject_a_torch_bump_that_keeps_sgl_kernel(pr_clone, tmp_
     rebuilt = replace(fa, build=replace(fa.build, requires=("torch==2.10.0",)))
     head = with_package(head, "flash-attn", fa.version, build=rebuilt.build, facets=recorded_facets(rebuilt, "2.10.0"))
     matrix = (repo.path / MATRIX).read_text().replace('torch: "==2.9.1"', 'torch: "==2.10.0"')
-    _commit_pr(repo, head, matrix)
+    _commit_pr(repo, published(head), matrix)
     flow, summary = load_workflow(), tmp_path / "summary.md"
     assert run_step(flow, "lock-check", repo.path, summary).returncode == 0
     gate = run_step(flow, "gate", repo.path, summary)
