@@ -3,24 +3,165 @@
 Indexes are named, artifacts are filename + size + sha256, git sources are full commits, so a
 lock installs unchanged from any mirror. `to_dict` is the single canonical form: the TOML
 writer, the digest and every export start from it.
+
+A lock is untrusted input (it arrives in pull requests), so this module is also its schema: the
+type of every field says which values may appear in a lock file, and `LOCK_SCHEMA` (pydantic)
+checks a parsed file against those types before anything else sees it. Constructing these
+dataclasses in Python does not validate (the resolver and tests build them freely); reading a file
+(`envbuilder.lock.io`) and writing one with `envbuilder lock` do. To add a field: declare it here
+with one of the constrained types below (its TOML key as `Field(alias=...)` where the two differ)
+and emit it in `to_dict`; the reader, the error messages and the fuzz test pick it up.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
+
+from packaging.markers import InvalidMarker, Marker
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import (InvalidSdistFilename, InvalidWheelFilename, canonicalize_name, parse_sdist_filename,
+                             parse_wheel_filename)
+from packaging.version import InvalidVersion, Version
+from pydantic import AfterValidator, ConfigDict, Field, Strict, TypeAdapter, with_config
+from typing_extensions import TypedDict
 
 LOCK_VERSION = 1
 
+# -- constrained value types: the vocabulary of the schema --------------------------------------------
 
+# C0/C1 controls, line/paragraph separators, bidi overrides (trojan-source) and the BOM: none of them
+# has a place in a lock, and each could turn one value into several lines of a Dockerfile or a script.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]")
+
+
+def _no_control(value: str) -> str:
+    found = _CONTROL.search(value)
+    if found:
+        raise ValueError(f"contains the control character {found.group()!r} at offset {found.start()}; "
+                         "lock values are single-line text")
+    return value
+
+
+def _pattern(regex: str, what: str):
+    compiled = re.compile(regex)
+
+    def check(value: str) -> str:
+        if not compiled.fullmatch(value):
+            raise ValueError(f"{value!r} is not {what}")
+        return value
+    return AfterValidator(check)
+
+
+def _parses(parser, errors: tuple[type[Exception], ...], what: str):
+    def check(value: str) -> str:
+        try:
+            parser(value)
+        except errors:
+            raise ValueError(f"{value!r} is not {what}") from None
+        return value
+    return AfterValidator(check)
+
+
+def _canonical_name(value: str) -> str:
+    if not re.fullmatch(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?", value) or canonicalize_name(value) != value:
+        raise ValueError(f"{value!r} is not a normalised package name (PEP 503: lowercase, runs of "
+                         f"-_. as one '-'; here {canonicalize_name(value)!r})")
+    return value
+
+
+def _any_specifier(value: str) -> None:
+    if value != "*":
+        SpecifierSet(value)
+
+
+def _git_url(value: str) -> str:
+    """https/http/ssh/git/file URLs; no user or password in http(s) URLs (a token there is a secret)."""
+    parts = urlsplit(value)
+    if parts.scheme not in ("https", "http", "ssh", "git", "file") or (parts.scheme != "file" and not parts.hostname):
+        raise ValueError(f"{value!r} is not a git URL (https://, ssh://, git:// or file://)")
+    if parts.password is not None or (parts.username is not None and parts.scheme != "ssh"):
+        raise ValueError("a git URL in a lock carries no credentials (user or password): "
+                         "configure them in git's credential helper instead")
+    if parts.query or parts.fragment:
+        raise ValueError(f"{value!r}: a git URL in a lock has no query or fragment")
+    return value
+
+
+def _relative_dir(value: str) -> str:
+    parts = value.replace("\\", "/").split("/")
+    if value.startswith("/") or "\\" in value or ".." in parts or "" in parts:
+        raise ValueError(f"{value!r} is not a plain relative directory inside the repository")
+    return value
+
+
+def _file_name(value: str) -> str:
+    if "/" in value or "\\" in value or value in (".", "..") or ":" in value:
+        raise ValueError(f"{value!r} is not a bare file name (no path separators, no URL)")
+    return value
+
+
+Text = Annotated[str, Strict(), AfterValidator(_no_control)]
+"""Free single-line text (findings, notes): any printable characters; renderers quote it."""
+Name = Annotated[Text, AfterValidator(_canonical_name)]
+VersionStr = Annotated[Text, _parses(Version, (InvalidVersion,), "a PEP 440 version")]
+Sha256 = Annotated[Text, _pattern(r"[0-9a-f]{64}", "a sha256: 64 lowercase hex digits")]
+Digest = Annotated[Text, _pattern(r"sha256:[0-9a-f]{64}", "a digest 'sha256:<64 lowercase hex digits>'")]
+IndexName = Annotated[Text, _pattern(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,62}[A-Za-z0-9])?",
+                                     "an index name (letters, digits, '.', '_', '-')")]
+Commit = Annotated[Text, _pattern(r"[0-9a-f]{40}", "a full git commit id (40 lowercase hex digits)")]
+GitUrl = Annotated[Text, AfterValidator(_git_url)]
+RelativeDir = Annotated[Text, AfterValidator(_relative_dir)]
+FileName = Annotated[Text, AfterValidator(_file_name)]
+RequirementStr = Annotated[Text, _parses(Requirement, (InvalidRequirement,), "a PEP 508 requirement")]
+SpecifierStr = Annotated[Text, _parses(_any_specifier, (InvalidSpecifier,), "a version specifier or '*'")]
+MarkerStr = Annotated[Text, _parses(Marker, (InvalidMarker,), "a PEP 508 environment marker")]
+EnvVarName = Annotated[Text, _pattern(r"[A-Za-z_][A-Za-z0-9_]{0,127}", "an environment variable name")]
+CudaVersion = Annotated[Text, _pattern(r"\d{1,3}\.\d{1,3}(?:\.\d{1,3})?", "a CUDA version like 12.8")]
+MajorMinor = Annotated[Text, _pattern(r"\d{1,3}\.\d{1,3}", "a major.minor version like 2.9")]
+PythonAbi = Annotated[Text, _pattern(r"cp\d{2,3}t?|abi3|none", "a Python ABI tag (cp312, abi3, none)")]
+GpuArch = Annotated[Text, _pattern(r"(?:sm|compute)_\d{2,3}[a-z]?", "a GPU arch like sm_120")]
+# name[:tag]@sha256:<64 hex>, or name[:tag] when the lock says base-image-pinned = false.
+ImageRef = Annotated[Text, _pattern(
+    r"(?:[A-Za-z0-9.-]+(?::\d{1,5})?/)?[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*"
+    r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[0-9a-f]{64})?",
+    "an image reference name[:tag]@sha256:<64 hex> (or name[:tag] with base-image-pinned = false)")]
+Dotted = Annotated[Text, _pattern(r"\d{1,6}(?:\.\d{1,6}){0,3}", "a dotted version like 590.48.01")]
+Token = Annotated[Text, _pattern(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}", "a plain token (letters, digits, '_', '.', '-')")]
+PositiveInt = Annotated[int, Strict(), Field(gt=0)]
+Flag = Annotated[bool, Strict()]
+
+STRICT = ConfigDict(extra="forbid")
+
+# The two free-form tables, as typed dicts: `lock.environment["python"]` stays a dict lookup.
+Environment = TypedDict("Environment", {
+    "python": MajorMinor, "os": Token, "machine": Token, "libc": Token, "marker": MarkerStr,
+    "platform-tag": Token,
+}, total=False)
+Environment.__pydantic_config__ = STRICT  # type: ignore[attr-defined]
+
+Toolchain = TypedDict("Toolchain", {
+    "base-image": ImageRef, "base-image-pinned": Flag, "runtime-image": ImageRef, "cuda": CudaVersion,
+    "driver-min": Dotted, "gpu-arch": GpuArch, "gpu-count": PositiveInt,
+    "source-date-epoch": Annotated[int, Strict(), Field(ge=0)],
+}, total=False)
+Toolchain.__pydantic_config__ = STRICT  # type: ignore[attr-defined]
+
+
+# -- the model ---------------------------------------------------------------------------------------
+
+@with_config(STRICT)
 @dataclass(frozen=True, order=True)
 class Artifact:
-    filename: str
-    sha256: str
-    size: int | None = None
-    kind: str = "wheel"  # wheel | sdist
+    filename: Annotated[FileName, Field(alias="file")]
+    sha256: Sha256
+    size: PositiveInt | None = None
+    kind: Literal["wheel", "sdist"] = "wheel"
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"file": self.filename, "kind": self.kind, "sha256": self.sha256}
@@ -32,15 +173,27 @@ class Artifact:
     def from_dict(cls, d: dict[str, Any]) -> "Artifact":
         return cls(d["file"], d["sha256"], d.get("size"), d.get("kind", "wheel"))
 
+    def name_and_version(self) -> tuple[str, Version]:
+        """The project name and version the file name states (raises ValueError for neither form)."""
+        try:
+            if self.kind == "wheel":
+                name, version, _build, _tags = parse_wheel_filename(self.filename)
+            else:
+                name, version = parse_sdist_filename(self.filename)
+        except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion) as exc:
+            raise ValueError(f"{self.filename!r} is not a {self.kind} file name: {exc}") from None
+        return str(name), version
 
+
+@with_config(STRICT)
 @dataclass(frozen=True)
 class Source:
     """Where a package comes from: a named index, or a git repository at a full commit."""
 
-    index: str | None = None
-    git: str | None = None
-    commit: str | None = None
-    subdirectory: str | None = None
+    index: IndexName | None = None
+    git: GitUrl | None = None
+    commit: Commit | None = None
+    subdirectory: RelativeDir | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in (("index", self.index), ("git", self.git), ("commit", self.commit),
@@ -51,17 +204,18 @@ class Source:
         return cls(d.get("index"), d.get("git"), d.get("commit"), d.get("subdirectory"))
 
 
+@with_config(STRICT)
 @dataclass(frozen=True)
 class Facets:
     """What a binary was built for (or, for a provider like torch, what it offers)."""
 
-    torch: str | None = None
-    cuda: str | None = None
-    cxx11_abi: bool | None = None
-    python_abi: str | None = None
-    sass: tuple[str, ...] = ()
-    ptx: tuple[str, ...] = ()
-    evidence: str | None = None  # binary | knowledge | wheel-name | build
+    torch: MajorMinor | None = None
+    cuda: CudaVersion | None = None
+    cxx11_abi: Annotated[Flag | None, Field(alias="cxx11-abi")] = None
+    python_abi: Annotated[PythonAbi | None, Field(alias="python-abi")] = None
+    sass: tuple[GpuArch, ...] = ()
+    ptx: tuple[GpuArch, ...] = ()
+    evidence: Literal["binary", "knowledge", "wheel-name", "build"] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -81,14 +235,15 @@ class Facets:
                    tuple(d.get("sass", ())), tuple(d.get("ptx", ())), d.get("evidence"))
 
 
+@with_config(STRICT)
 @dataclass(frozen=True)
 class BuildRecipe:
     """A source build: its inputs (sdist hash, env, toolkit, build deps) hashed like a derivation."""
 
-    env: dict[str, str] = field(default_factory=dict)
-    cuda: str | None = None
-    requires: tuple[str, ...] = ()  # name==version of the build environment's ABI inputs
-    inputs_digest: str = ""
+    env: dict[EnvVarName, Text] = field(default_factory=dict)
+    cuda: CudaVersion | None = None
+    requires: tuple[RequirementStr, ...] = ()  # name==version of the build environment's ABI inputs
+    inputs_digest: Annotated[Digest, Field(alias="inputs-digest")] = ""
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"inputs-digest": self.inputs_digest}
@@ -105,18 +260,19 @@ class BuildRecipe:
         return cls(dict(d.get("env", {})), d.get("cuda"), tuple(d.get("requires", ())), d.get("inputs-digest", ""))
 
 
+@with_config(STRICT)
 @dataclass(frozen=True)
 class LockedPackage:
-    name: str
-    version: str
+    name: Name
+    version: VersionStr
     source: Source
     artifacts: tuple[Artifact, ...] = ()
-    dependencies: tuple[str, ...] = ()
-    requested: str | None = None  # the matrix's own specifier, for direct packages
-    marker: str | None = None
+    dependencies: tuple[RequirementStr, ...] = ()
+    requested: SpecifierStr | None = None  # the matrix's own specifier, for direct packages
+    marker: MarkerStr | None = None
     build: BuildRecipe | None = None
     facets: Facets | None = None
-    overridden: tuple[str, ...] = ()  # what dependents asked before a matrix override replaced it
+    overridden: tuple[Text, ...] = ()  # what dependents asked before a matrix override replaced it
 
     @property
     def is_binary(self) -> bool:
@@ -154,21 +310,20 @@ class LockedPackage:
         )
 
 
+@with_config(STRICT)
 @dataclass(frozen=True)
 class Lock:
-    target: str
-    matrix_digest: str
-    knowledge_digest: str
-    environment: dict[str, str]
-    toolchain: dict[str, Any]
-    indexes: tuple[str, ...]
-    packages: tuple[LockedPackage, ...]
-    findings: tuple[str, ...] = ()  # warnings the resolver accepted, recorded for review
-    version: int = LOCK_VERSION
+    target: Token
+    matrix_digest: Annotated[Digest, Field(alias="matrix-digest")]
+    knowledge_digest: Annotated[Digest, Field(alias="knowledge-digest")]
+    environment: Environment
+    toolchain: Toolchain
+    indexes: tuple[IndexName, ...]
+    packages: Annotated[tuple[LockedPackage, ...], Field(alias="package")]
+    findings: tuple[Text, ...] = ()  # warnings the resolver accepted, recorded for review
+    version: Annotated[Literal[1], Field(alias="lock-version")] = LOCK_VERSION  # io.loads rejects `true` (== 1) first
 
     def package(self, name: str) -> LockedPackage | None:
-        from packaging.utils import canonicalize_name
-
         key = canonicalize_name(name)
         return next((p for p in self.packages if canonicalize_name(p.name) == key), None)
 
@@ -200,6 +355,7 @@ class Lock:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Lock":
+        """Trusting construction from the canonical form (tests, tools); files go through `LOCK_SCHEMA`."""
         return cls(
             target=d["target"], matrix_digest=d["matrix-digest"], knowledge_digest=d["knowledge-digest"],
             environment=dict(d.get("environment", {})), toolchain=dict(d.get("toolchain", {})),
@@ -210,3 +366,71 @@ class Lock:
 
     def replace_packages(self, packages: tuple[LockedPackage, ...]) -> "Lock":
         return replace(self, packages=packages)
+
+
+LOCK_SCHEMA: TypeAdapter[Lock] = TypeAdapter(Lock)
+"""Validates a lock file's parsed table (TOML keys) into a Lock; errors carry the TOML key path."""
+
+Problem = tuple[tuple[str | int, ...], str]
+
+
+def consistency_problems(lock: Lock) -> list[Problem]:
+    """Rules across fields that the per-field types cannot say, as (TOML key path, message).
+
+    Run on every lock read from a file, after `LOCK_SCHEMA`; an empty list means consistent.
+    """
+    problems: list[Problem] = []
+    image = lock.toolchain.get("base-image")
+    pinned = "@sha256:" in (image or "")
+    flag = lock.toolchain.get("base-image-pinned")
+    if image is None:
+        problems.append((("toolchain", "base-image"), "missing: the lock must name its base image"))
+    elif not pinned and flag is not False:
+        problems.append((("toolchain", "base-image"),
+                         f"{image!r} has no @sha256 digest; an unpinned base image must be explicit: "
+                         "base-image-pinned = false"))
+    elif pinned and flag is False:
+        problems.append((("toolchain", "base-image-pinned"), "is false but the base image carries a digest"))
+    runtime = lock.toolchain.get("runtime-image")
+    if runtime is not None and "@sha256:" not in runtime and flag is not False:
+        problems.append((("toolchain", "runtime-image"), f"{runtime!r} has no @sha256 digest"))
+    seen: dict[str, int] = {}
+    for i, package in enumerate(lock.packages):
+        where = ("package", i)
+        if package.name in seen:
+            problems.append(((*where, "name"), f"{package.name!r} is locked twice (also package #{seen[package.name] + 1})"))
+        seen.setdefault(package.name, i)
+        problems += [((*where, "source", *key), message) for key, message in _source_problems(package.source, lock)]
+        for j, artifact in enumerate(package.artifacts):
+            try:
+                name, version = artifact.name_and_version()
+            except ValueError as exc:
+                problems.append(((*where, "artifacts", j, "file"), str(exc)))
+                continue
+            if canonicalize_name(name) != package.name or version != Version(package.version):
+                problems.append(((*where, "artifacts", j, "file"),
+                                 f"{artifact.filename!r} is a file of {name} {version}, not of "
+                                 f"{package.name} {package.version}"))
+    return problems
+
+
+def _source_problems(source: Source, lock: Lock) -> list[tuple[tuple[str, ...], str]]:
+    if source.git is not None:
+        if source.index is not None:
+            return [(("index",), "a source is an index or a git repository, not both")]
+        if source.commit is None:
+            return [(("commit",), "missing: a git source needs the full commit id it was locked at")]
+        return []
+    if source.commit is not None or source.subdirectory is not None:
+        return [(("git",), "missing: commit/subdirectory only apply to a git source")]
+    if source.index is None:
+        return [(("index",), "missing: a package comes from a named index or a git repository")]
+    if source.index not in lock.indexes:
+        return [(("index",), f"{source.index!r} is not one of the lock's indexes {list(lock.indexes)}")]
+    return []
+
+
+def index_problems(lock: Lock, defined: set[str] | frozenset[str]) -> list[Problem]:
+    """Index names the lock uses that the matrix (where it is at hand) does not define."""
+    return [(("indexes", i), f"{name!r} is not an index the matrix defines ({', '.join(sorted(defined))})")
+            for i, name in enumerate(lock.indexes) if name not in defined]

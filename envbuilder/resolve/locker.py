@@ -21,6 +21,7 @@ from envbuilder.index.errors import MissingFromCache
 from envbuilder.index.filters import wheel_platform_filter
 from envbuilder.knowledge import Knowledge, load_knowledge
 from envbuilder.lock import Lock, dumps, loads, lock_path, read_lock, write_lock
+from envbuilder.lock.io import check_indexes, read_text
 from envbuilder.matrix import Target
 from envbuilder.resolve.hooks import ResolverHook, default_hook
 from envbuilder.resolve.lockbuild import build_lock
@@ -125,8 +126,9 @@ def stale_reasons(target: Target, path: Path, knowledge: Knowledge | None = None
     """Why a lock no longer matches its matrix (empty when current). Offline and exact."""
     if not path.exists():
         return [f"{path}: missing (run `envbuilder lock {target.name}`)"]
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path)
     lock = loads(text, str(path))
+    check_indexes(lock, target.indexes, text, str(path))
     knowledge = knowledge or knowledge_for(target)
     reasons = []
     if lock.target != target.name:

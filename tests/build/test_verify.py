@@ -33,11 +33,12 @@ def compile_so(tmp: Path, source: str, name: str) -> bytes:
 
 
 def pkg(name: str, version: str) -> LockedPackage:
-    return LockedPackage(name, version, Source(index="pypi"), (Artifact(f"{name}-{version}.whl", "0" * 64),))
+    return LockedPackage(name, version, Source(index="pypi"), (Artifact(f"{name.replace('-', '_')}-{version}-py3-none-any.whl", "0" * 64),))
 
 
 def make_lock(*packages: LockedPackage) -> Lock:
-    return Lock("cpu-llamacpp", "sha256:m", "sha256:k", {"python": "3.11"}, {}, ("pypi",), packages)
+    return Lock("cpu-llamacpp", "sha256:" + "1" * 64, "sha256:" + "2" * 64, {"python": "3.11"},
+                {"base-image": "debian:bookworm-slim", "base-image-pinned": False}, ("pypi",), packages)
 
 
 @pytest.fixture(scope="module")

@@ -40,7 +40,7 @@ def package(name: str, version: str, dists: Iterable[BuiltDist] = (), deps: Iter
 
 def make_lock(packages: Iterable[LockedPackage], target: str = "demo", python: str = HOST_PYTHON) -> Lock:
     return Lock(target=target, matrix_digest="sha256:" + "1" * 64, knowledge_digest="sha256:" + "2" * 64,
-                environment=environment_for(python), toolchain={"base-image": "debian:bookworm-slim"},
+                environment=environment_for(python), toolchain={"base-image": "debian:bookworm-slim", "base-image-pinned": False},
                 indexes=("pypi",), packages=tuple(packages))
 
 

@@ -86,9 +86,12 @@ def test_check(locked, default_index):
 
     path = locked.lock_path("app")
     original = path.read_text()
-    path.write_text(original.replace('version = "2.0"', 'version = "2.1"', 1))
+    path.write_text(re.sub(r"size = (\d+)", lambda m: f"size = {int(m.group(1)) + 1}", original, count=1))
     result = locked.run("lock", "--check")
     assert result.rc == 1 and "edited by hand" in result.err, result.text
+    path.write_text(original.replace('version = "2.0"', 'version = "2.1"', 1))
+    result = locked.run("lock", "--check")  # the artifact is no longer a file of that version: bad input
+    assert result.rc == 2 and "artifacts[0].file" in result.err and "not of lib 2.1" in result.err, result.text
     path.write_text(original)
 
     locked.write_matrix("app", {"app": ">=1", "lib": "<3"})
