@@ -10,14 +10,19 @@
 #
 # Exports: ENVBUILDER_DOCKER (a docker CLI that can run BuildKit builds).
 
+# shellcheck source=.ci/lib.sh
+command -v ci_long >/dev/null 2>&1 || source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 _dk_log() { echo "[10-docker] $*"; }
 
 _dk_install() {
     if [ -x /usr/bin/docker ] && [ -x /usr/sbin/dockerd ] && command -v debootstrap >/dev/null; then
         _dk_log "docker.io and debootstrap installed"; return 0
     fi
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io debootstrap >/dev/null
+    _dk_apt() {
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker.io debootstrap >/dev/null
+    }
+    ci_long "[10-docker] apt-get install docker.io debootstrap" 90 _dk_apt
 }
 
 _dk_start() {
@@ -36,8 +41,8 @@ _dk_base_image() {
     if /usr/bin/docker image inspect "$name" >/dev/null 2>&1; then _dk_log "$name present"; return 0; fi
     local rootfs
     rootfs="$(mktemp -d)"
-    _dk_log "debootstrap minbase bookworm (~30 s)"
-    debootstrap --variant=minbase bookworm "$rootfs" >/tmp/envbuilder-debootstrap.log 2>&1 \
+    _dk_debootstrap() { debootstrap --variant=minbase bookworm "$rootfs" >/tmp/envbuilder-debootstrap.log 2>&1; }
+    ci_long "[10-docker] debootstrap minbase bookworm (log: /tmp/envbuilder-debootstrap.log)" 100 _dk_debootstrap \
         || { tail -20 /tmp/envbuilder-debootstrap.log; rm -rf "$rootfs"; return 1; }
     tar -C "$rootfs" -c . | /usr/bin/docker import - "$name" >/dev/null
     rm -rf "$rootfs"

@@ -8,6 +8,8 @@
 #   the tests find it in site-packages, so it only has to be installed into the venv.
 # - g++ builds the stub libc10.so and the extensions linked against it.
 
+# shellcheck source=.ci/lib.sh
+command -v ci_long >/dev/null 2>&1 || source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 _ct_log() { echo "[20-cuda-tools] $*"; }
 
 _ct_nvcc() {

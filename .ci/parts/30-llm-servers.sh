@@ -9,6 +9,8 @@
 
 ENVBUILDER_CI_CACHE="${ENVBUILDER_CI_CACHE:-$HOME/.cache/envbuilder-ci}"
 export ENVBUILDER_CI_CACHE
+# shellcheck source=.ci/lib.sh
+command -v ci_long >/dev/null 2>&1 || source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 _llm_log() { echo "[30-llm-servers] $*"; }
 
 _llm_build_llama_server() {
@@ -25,13 +27,14 @@ _llm_build_llama_server() {
             --no-binary :all: "llama-cpp-python==$ver" -d "$ENVBUILDER_CI_CACHE/src"
         tar -C "$ENVBUILDER_CI_CACHE/src" -xzf "$ENVBUILDER_CI_CACHE/src/llama_cpp_python-$ver.tar.gz"
     fi
-    _llm_log "building llama-server from $src (a few minutes)"
     cmake -S "$src/vendor/llama.cpp" -B "$src/build" -DCMAKE_BUILD_TYPE=Release \
         -DLLAMA_BUILD_SERVER=ON -DBUILD_SHARED_LIBS=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_CURL=OFF \
         -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_BUILD_TESTS=OFF \
         -DLLAMA_BUILD_EXAMPLES=OFF -DGGML_NATIVE=ON >"$src/cmake-configure.log" 2>&1 \
         || { tail -30 "$src/cmake-configure.log"; return 1; }
-    cmake --build "$src/build" --target llama-server -j "$(nproc)" >"$src/cmake-build.log" 2>&1 \
+    # The compile is silent (its log is a file): ci_long prints the elapsed time every 30 s.
+    _llm_compile() { cmake --build "$src/build" --target llama-server -j "$(nproc)" >"$src/cmake-build.log" 2>&1; }
+    ci_long "[30-llm-servers] building llama-server (log: $src/cmake-build.log)" 480 _llm_compile \
         || { tail -30 "$src/cmake-build.log"; return 1; }
     install -m 0755 "$src/build/bin/llama-server" "$root/bin/llama-server"
 }
@@ -44,12 +47,16 @@ _llm_transformers_venv() {
         _llm_log "transformers serve venv cached"; return 0
     fi
     python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet "torch==2.13.0" "transformers[serving]==5.24.0" "gguf==0.17.1"
+    ci_long "[30-llm-servers] transformers-serve venv (torch CPU, transformers, gguf)" 120 \
+        "$venv/bin/pip" install --quiet "torch==2.13.0" "transformers[serving]==5.24.0" "gguf==0.17.1"
 }
 
 _llm_chromium() {
     if command -v chromium >/dev/null; then _llm_log "chromium present"; return 0; fi
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    _llm_apt_chromium() {
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    }
+    ci_long "[30-llm-servers] apt-get install chromium" 90 _llm_apt_chromium
 }
 
 _llm_build_llama_server || _llm_log "WARNING: llama-server build failed"

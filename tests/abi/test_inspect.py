@@ -22,10 +22,14 @@ from envbuilder.abi.fatbin import read_entries
 from envbuilder.abi.inspect import inspect_binary, inspect_path, inspect_wheel, inspect_wheel_path
 from envbuilder.abi.symbols import mangled_namespace
 from envbuilder.errors import BadInput
+from tests.conftest import needs_tool, require_tool
 
 NVCC = shutil.which("nvcc")
-needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc not on PATH (.ci/parts/20-cuda-tools.sh checks for it)")
-needs_gxx = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")
+NVCC_HOW = "not on PATH (.ci/parts/20-cuda-tools.sh puts /usr/local/cuda/bin on it)"
+GXX_HOW = "apt-get install g++ (.ci/parts/20-cuda-tools.sh does)"
+CUOBJDUMP_HOW = "pip install nvidia-cuda-cuobjdump (.ci/parts/20-cuda-tools.sh does)"
+needs_nvcc = needs_tool("nvcc", NVCC, NVCC_HOW)
+needs_gxx = needs_tool("g++", shutil.which("g++"), GXX_HOW)
 
 
 def find_cuobjdump() -> str | None:
@@ -121,8 +125,7 @@ def build_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def nvcc_release() -> str:
-    if NVCC is None:
-        pytest.skip("nvcc not on PATH")
+    require_tool("nvcc", NVCC, NVCC_HOW)
     out = subprocess.run([NVCC, "--version"], capture_output=True, text=True).stdout
     return re.search(r"V(\d+\.\d+\.\d+)", out).group(1)
 
@@ -140,8 +143,7 @@ def nvcc_so(build_dir: Path, name: str, gencodes: list[str], extra: tuple[str, .
 @pytest.fixture(scope="module")
 def c10_libs(build_dir) -> dict[str, Path]:
     """A stub libc10.so and an extension linked against it, in the cxx11 and the old ABI."""
-    if shutil.which("g++") is None:
-        pytest.skip("g++ not installed")
+    require_tool("g++", shutil.which("g++"), GXX_HOW)
     (build_dir / "c10.cpp").write_text(C10_STUB)
     (build_dir / "ext.cpp").write_text(CONSUMER)
     libs = {}
@@ -173,7 +175,7 @@ def as_cuobjdump_names(kind: str, arch: str) -> str:
 
 
 @needs_nvcc
-@pytest.mark.skipif(CUOBJDUMP is None, reason="cuobjdump missing: pip install nvidia-cuda-cuobjdump")
+@needs_tool("cuobjdump", CUOBJDUMP, CUOBJDUMP_HOW)
 @pytest.mark.parametrize("case", sorted(GENCODES))
 def test_fatbin_archs_match_cuobjdump_entry_for_entry(build_dir, case):
     gencodes, sass, ptx = GENCODES[case]
@@ -264,8 +266,7 @@ def make_wheel(path: Path, members: dict[str, bytes]) -> Path:
 
 @pytest.fixture(scope="module")
 def wheel(build_dir, c10_libs) -> Path:
-    if NVCC is None:
-        pytest.skip("nvcc not on PATH")
+    require_tool("nvcc", NVCC, NVCC_HOW)
     cuda = nvcc_so(build_dir, "k_wheel", GENCODES["mixed"][0])
     return make_wheel(build_dir / "demo-1.0-cp312-abi3-linux_x86_64.whl", {
         "demo/ext.so": (c10_libs["1"] / "ext.so").read_bytes(),

@@ -9,10 +9,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from test_inspect import find_cuobjdump
+from test_inspect import CUOBJDUMP_HOW, find_cuobjdump
 
 from envbuilder.abi.inspect import inspect_binary
 from envbuilder.abi.report import BinaryReport
+from tests.conftest import needs_tool
 
 H200 = Path(__file__).resolve().parents[1] / "fixtures" / "h200"
 CUOBJDUMP = find_cuobjdump()
@@ -53,7 +54,7 @@ def test_extension_built_on_h200_inspects_as_recorded():
     assert ours(report) == cuobjdump_archs((H200 / "cuobjdump-eb_axpy.txt").read_text())
 
 
-@pytest.mark.skipif(CUOBJDUMP is None, reason="cuobjdump missing: pip install nvidia-cuda-cuobjdump")
+@needs_tool("cuobjdump", CUOBJDUMP, CUOBJDUMP_HOW)
 def test_extension_arch_list_matches_local_cuobjdump():
     out = subprocess.run([CUOBJDUMP, "--list-elf", "--list-ptx", str(H200 / "eb_axpy.so")],
                          capture_output=True, text=True).stdout

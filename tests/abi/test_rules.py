@@ -20,6 +20,7 @@ from envbuilder.lock.model import Artifact, BuildRecipe, Source
 from envbuilder.matrix import load_target
 from tests.gate.stack import ROOT, TARGET, stack_lock, with_package  # noqa: E402
 from tests.support.gitrepo import make_git_repo  # noqa: E402
+from tests.conftest import needs_tool  # noqa: E402
 
 K = load_knowledge()
 TORCH_210 = "torch-2.10.0-3-cp312-cp312-manylinux_2_28_x86_64.whl"
@@ -211,7 +212,7 @@ def test_recorded_facets_are_never_trusted(lock):
 NVCC = shutil.which("nvcc")
 
 
-@pytest.mark.skipif(NVCC is None, reason="nvcc not on PATH (.ci/parts/20-cuda-tools.sh checks for it)")
+@needs_tool("nvcc", NVCC, "not on PATH (.ci/parts/20-cuda-tools.sh puts /usr/local/cuda/bin on it)")
 def test_binary_evidence_beats_knowledge(lock, tmp_path, monkeypatch):
     """A wheel named like sgl-kernel 0.3.21 whose .so only carries sm_90 SASS: the bytes win."""
     monkeypatch.setenv("ENVBUILDER_CACHE_DIR", str(tmp_path / "cache"))

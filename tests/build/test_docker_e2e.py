@@ -2,37 +2,27 @@
 then a pure-Python bump that must not recompile llama.cpp, secrets absent from every layer, and
 the venv reproduced byte for byte by a second build without cache.
 
-One module-scoped sequence: the first build compiles llama.cpp (minutes on 2 cores); everything
-after reuses it. Needs the engine, the debootstrapped base image and the package index.
+Every test shares the session's one image build (`cpu_image`, tests/support/docker_image.py): the
+first build compiles llama.cpp (minutes on 2 cores); everything after reuses it. Needs the engine,
+the debootstrapped base image and the package index.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import secrets
-import shutil
-import subprocess
-import sys
 import tarfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
 
-from envbuilder.build import driver, engine
-from envbuilder.build.progress import Progress
-from envbuilder.errors import EnvbuilderError
+from envbuilder.build import engine
 from envbuilder.lock import read_lock
-from tests.build.conftest import REPO
+from tests.support.docker_image import TAG, TARGET, CpuImage
 
 pytestmark = [pytest.mark.docker, pytest.mark.network, pytest.mark.timeout(3600)]
 
-TARGET = "cpu-llamacpp"
-BASE = "debian:bookworm-slim"
-TAG = "envbuilder-e2e/cpu-llamacpp"
 LLAMA_STAGE = "build-llama-cpp-python"
 MANIFEST_SCRIPT = """
 import hashlib, json, os, sys
@@ -49,78 +39,6 @@ print(json.dumps(out))
 """
 
 
-def _engine_problem() -> str | None:
-    try:
-        chosen = driver.detect()
-        driver.check_engine(chosen)
-        engine.client().images.get(BASE)
-    except EnvbuilderError as exc:
-        return str(exc)
-    except Exception as exc:  # docker.errors.ImageNotFound
-        return f"{BASE} is not in the engine ({exc.__class__.__name__})"
-    return None
-
-
-@dataclass
-class Built:
-    tag: str
-    stderr: str
-    lock_file: Path
-
-    @property
-    def progress(self) -> Progress:
-        progress = Progress()
-        for line in self.stderr.splitlines():
-            progress.feed(line)
-        return progress
-
-
-@dataclass
-class Loop:
-    project: Path
-    workdir: Path
-    ca_bundle: Path
-    token: str
-    netrc: Path
-    first: Built
-
-    def envbuilder(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        result = subprocess.run([sys.executable, "-m", "envbuilder", *args], capture_output=True, text=True,
-                                cwd=self.project, env={**os.environ, "ENVBUILDER_ROOT": str(self.project)})
-        if check:
-            assert result.returncode == 0, f"envbuilder {' '.join(args)}: {result.stderr[-4000:]}"
-        return result
-
-    def build(self, tag: str, *extra: str, lock: Path | None = None) -> Built:
-        lock = lock or self.project / "locks" / f"{TARGET}.lock.toml"
-        saved = self.workdir / f"{tag.replace('/', '_').replace(':', '_')}.lock.toml"
-        shutil.copy(lock, saved)
-        result = self.envbuilder("build", TARGET, "--network", "host", "-t", tag, "--lock", str(saved),
-                                 "--secret", f"id=netrc,src={self.netrc}", *extra)
-        return Built(tag, result.stderr, saved)
-
-
-@pytest.fixture(scope="module")
-def loop(tmp_path_factory: pytest.TempPathFactory) -> Loop:
-    problem = _engine_problem()
-    if problem:
-        pytest.skip(f"no usable docker engine: {problem} (bash .ci/parts/10-docker.sh sets one up)")
-    from envbuilder.index.config import ca_bundle
-
-    bundle = ca_bundle() or Path("/etc/ssl/certs/ca-certificates.crt")
-    work = tmp_path_factory.mktemp("e2e")
-    project = work / "project"
-    (project / "matrices").mkdir(parents=True)
-    shutil.copy(REPO / "matrices" / f"{TARGET}.yaml", project / "matrices")
-    token = "envbuilder-fake-token-" + secrets.token_hex(16)
-    netrc = work / "netrc"
-    netrc.write_text(f"machine hub.invalid login ci password {token}\n")
-    partial = Loop(project, work, bundle, token, netrc, None)  # type: ignore[arg-type]
-    partial.envbuilder("lock", TARGET)
-    partial.first = partial.build(f"{TAG}:first")
-    return partial
-
-
 def run_in(image: str, *command: str, **kwargs) -> engine.RunResult:
     return engine.run(image, list(command), **kwargs)
 
@@ -131,22 +49,22 @@ def venv_manifest(image: str) -> dict[str, str]:
     return json.loads(result.output)
 
 
-def test_verify_passes_inside_the_image(loop: Loop) -> None:
-    result = run_in(loop.first.tag, "envbuilder", "verify")
+def test_verify_passes_inside_the_image(cpu_image: CpuImage) -> None:
+    result = run_in(cpu_image.first.tag, "envbuilder", "verify")
     assert result.returncode == 0, result.output
     assert "verify: OK" in result.output
-    lock = read_lock(loop.first.lock_file)
+    lock = read_lock(cpu_image.first.lock_file)
     assert f"{len(lock.packages) - 1} locked distributions checked" in result.output  # llama-cpp-python is a binary
-    labels = engine.labels(loop.first.tag)
+    labels = engine.labels(cpu_image.first.tag)
     assert labels["io.envbuilder.lock-digest"] == lock.digest and labels["io.envbuilder.target"] == TARGET
 
 
-def test_verify_catches_an_extra_distribution(loop: Loop) -> None:
+def test_verify_catches_an_extra_distribution(cpu_image: CpuImage) -> None:
     """The same image with one more package in the venv must fail verify (exit 1)."""
     script = ("mkdir -p /opt/venv/lib/python3.11/site-packages/intruder-1.0.dist-info && "
               "printf 'Metadata-Version: 2.1\\nName: intruder\\nVersion: 1.0\\n' "
               "> /opt/venv/lib/python3.11/site-packages/intruder-1.0.dist-info/METADATA && envbuilder verify")
-    result = run_in(loop.first.tag, "sh", "-c", script)
+    result = run_in(cpu_image.first.tag, "sh", "-c", script)
     assert result.returncode == 1 and "intruder" in result.output
 
 
@@ -157,9 +75,9 @@ def gguf(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_model("gguf", tmp_path_factory.mktemp("gguf") / "tiny.gguf")
 
 
-def test_llama_server_from_its_stage_answers_health(loop: Loop, gguf: Path) -> None:
+def test_llama_server_from_its_stage_answers_health(cpu_image: CpuImage, gguf: Path) -> None:
     container = engine.client().containers.run(
-        loop.first.tag, ["llama-server", "-m", "/models/tiny.gguf", "--host", "0.0.0.0", "--port", "8080"],
+        cpu_image.first.tag, ["llama-server", "-m", "/models/tiny.gguf", "--host", "0.0.0.0", "--port", "8080"],
         detach=True, volumes={str(gguf): {"bind": "/models/tiny.gguf", "mode": "ro"}},
         ports={"8080/tcp": ("127.0.0.1", None)})
     try:
@@ -183,10 +101,10 @@ def test_llama_server_from_its_stage_answers_health(loop: Loop, gguf: Path) -> N
         container.remove(force=True)
 
 
-def test_serve_smoke_exit_leaves_a_report(loop: Loop, gguf: Path, tmp_path: Path) -> None:
+def test_serve_smoke_exit_leaves_a_report(cpu_image: CpuImage, gguf: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()
-    result = run_in(loop.first.tag, "envbuilder", "serve", TARGET, "--smoke", "--exit", "--requests", "8",
+    result = run_in(cpu_image.first.tag, "envbuilder", "serve", TARGET, "--smoke", "--exit", "--requests", "8",
                     "--concurrency", "1,4", "--json", "/workspace/smoke.json",
                     volumes={str(gguf): {"bind": "/models/tiny.gguf", "mode": "ro"},
                              str(out): {"bind": "/workspace", "mode": "rw"}})
@@ -210,18 +128,18 @@ def _pem_blocks(data: bytes) -> set[bytes]:
     return {b.strip() + b"\n" + marker for b in data.split(marker) if b"BEGIN CERTIFICATE" in b}
 
 
-def test_no_secret_in_any_layer(loop: Loop, tmp_path: Path) -> None:
+def test_no_secret_in_any_layer(cpu_image: CpuImage, tmp_path: Path) -> None:
     saved = tmp_path / "image.tar"
     with saved.open("wb") as handle:
-        for chunk in engine.client().images.get(loop.first.tag).save(named=True):
+        for chunk in engine.client().images.get(cpu_image.first.tag).save(named=True):
             handle.write(chunk)
-    bundle = loop.ca_bundle.read_bytes()
+    bundle = cpu_image.ca_bundle.read_bytes()
     image_roots: set[bytes] = set()
     for _, name, data in _layer_blobs(saved):
         if name.endswith("ca-certificates.crt"):
             image_roots |= _pem_blocks(data)
     private = _pem_blocks(bundle) - image_roots  # the intercepting CA(s): in the host bundle, not in Debian's
-    token = loop.token.encode()
+    token = cpu_image.token.encode()
     scanned = 0
     for layer, name, data in _layer_blobs(saved):
         scanned += 1
@@ -232,29 +150,28 @@ def test_no_secret_in_any_layer(loop: Loop, tmp_path: Path) -> None:
     assert scanned > 1000, "docker save gave (almost) no files"
 
 
-def test_venv_is_reproduced_by_a_second_build_without_cache(loop: Loop) -> None:
-    second = loop.build(f"{TAG}:python-nocache", "--stage", "python", "--no-cache", lock=loop.first.lock_file)
+def test_venv_is_reproduced_by_a_second_build_without_cache(cpu_image: CpuImage) -> None:
+    second = cpu_image.build(f"{TAG}:python-nocache", "--stage", "python", "--no-cache", lock=cpu_image.first.lock_file)
     assert not [s for s in second.progress.steps.values() if s.cached and s.stage == "python"]
-    first, again = venv_manifest(loop.first.tag), venv_manifest(second.tag)
+    first, again = venv_manifest(cpu_image.first.tag), venv_manifest(second.tag)
     assert len(first) > 100
     assert sorted(first) == sorted(again)
     assert {p for p in first if first[p] != again[p]} == set()
 
 
-def test_pure_python_bump_reuses_the_llama_stage_and_changes_the_lock_label(loop: Loop) -> None:
-    matrix = loop.project / "matrices" / f"{TARGET}.yaml"
-    before = read_lock(loop.first.lock_file)
-    tqdm = before.package("tqdm").version
+def test_pure_python_bump_reuses_the_llama_stage_and_changes_the_lock_label(cpu_image: CpuImage) -> None:
+    tqdm = read_lock(cpu_image.first.lock_file).package("tqdm").version
     other = "4.67.1" if tqdm != "4.67.1" else "4.67.0"
-    matrix.write_text(matrix.read_text().replace('tqdm: ">=4.66"', f'tqdm: "=={other}"'))
-    loop.envbuilder("lock", TARGET)
-    bumped = loop.build(f"{TAG}:bumped")
+    try:
+        bumped = cpu_image.bumped(f"{TAG}:bumped", "tqdm", f"=={other}")
+    finally:
+        cpu_image.restore_matrix()
     llama = bumped.progress.stage_steps(LLAMA_STAGE)
     assert llama and all(step.cached for step in llama), [(s.name, s.cached) for s in llama]
     assert any("--target llama-server" in s.instruction for s in llama)
     python_steps = bumped.progress.stage_steps("python")
     assert python_steps and not all(s.cached for s in python_steps)
     new_label = engine.labels(bumped.tag)["io.envbuilder.lock-digest"]
-    assert new_label != engine.labels(loop.first.tag)["io.envbuilder.lock-digest"]
+    assert new_label != engine.labels(cpu_image.first.tag)["io.envbuilder.lock-digest"]
     assert new_label == read_lock(bumped.lock_file).digest
     assert read_lock(bumped.lock_file).package("tqdm").version == other

@@ -11,6 +11,7 @@ import pytest
 
 from envbuilder.build import driver
 from envbuilder.errors import BadInput, Unreachable
+from tests.conftest import require_tool
 
 NEW_CLI_WITHOUT_BUILDX = """#!/bin/sh
 # A docker CLI >= 23 without the buildx plugin (like /usr/local/bin/docker 28.2 on the dev machine).
@@ -51,8 +52,8 @@ def test_unknown_kind_and_missing_cli_are_bad_input(tmp_path: Path) -> None:
 
 def test_every_docker_on_path_is_probed(new_cli: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     real = Path("/usr/bin/docker")
-    if not real.exists() or "docker" not in driver.kinds_of(str(real)):
-        pytest.skip("no docker CLI with built-in BuildKit here (.ci/parts/10-docker.sh installs docker.io)")
+    require_tool("a docker CLI with built-in BuildKit at /usr/bin/docker",
+                 real.exists() and "docker" in driver.kinds_of(str(real)), ".ci/parts/10-docker.sh installs docker.io")
     monkeypatch.delenv("ENVBUILDER_DOCKER", raising=False)
     monkeypatch.setenv("PATH", f"{new_cli.parent}{os.pathsep}/usr/bin")
     chosen = driver.detect()

@@ -7,11 +7,10 @@ import subprocess
 from importlib.metadata import PathDistribution
 from pathlib import Path
 
-import pytest
-
 from envbuilder.build.verify import extension_modules
+from tests.conftest import needs_tool
 
-pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc to build real shared objects")
+pytestmark = needs_tool("gcc", shutil.which("gcc"), "apt-get install gcc (builds the real shared objects)")
 
 
 def _shared_object(path: Path, source: str) -> None:

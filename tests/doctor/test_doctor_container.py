@@ -9,6 +9,7 @@ from envbuilder.doctor.checks import _nvidia_runtime, container_checks, Context
 from envbuilder.doctor.model import DriverFacts, Gpu, HostFacts
 from envbuilder.doctor.sources import HostSources
 from envbuilder.knowledge import load_knowledge
+from tests.conftest import require_tool
 
 # As docker-py's version() and info() answered on the CI machine's engine (trimmed to the keys read).
 VERSION = {"Version": "20.10.24+dfsg1", "ApiVersion": "1.41"}
@@ -46,7 +47,6 @@ def test_cdi_spec_counts(tmp_path):
 @pytest.mark.docker
 def test_real_engine_is_found():
     facts = probe_container(HostSources())
-    if facts.engine is None:
-        pytest.skip(f"no docker engine here ({facts.engine_error}); .ci/parts/10-docker.sh starts one in CI")
+    require_tool("a docker engine", facts.engine, f"{facts.engine_error}; .ci/parts/10-docker.sh starts one")
     assert "API" in facts.engine and "runc" in facts.runtimes
     assert facts.buildkit, facts.buildkit_error

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from envbuilder.lock.model import Artifact, BuildRecipe, Lock, LockedPackage, Source
+from tests.conftest import require_tool
 from tests.support.dists import BuiltDist
 
 ENVIRONMENT_311 = {"python": "3.11", "os": "linux", "machine": "x86_64", "libc": "glibc_2.36",
@@ -72,10 +73,7 @@ def must(proc: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
 
 def uv() -> str:
     found = shutil.which("uv", path=str(Path(sys.executable).parent)) or shutil.which("uv")
-    if found is None:
-        import pytest
-
-        pytest.skip("uv is not installed (pip install uv into the venv; .ci/parts/40-export.sh does)")
+    require_tool("uv", found, "pip install uv into the venv (.ci/parts/40-export.sh does)")
     return found
 
 

@@ -5,14 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conda_lock.conda_lock import render_lockfile_for_platform
+from conda_lock.lockfile import parse_conda_lock_file
 
 from envbuilder.lock.export import export
 from tests.export.helpers import clean_env, installed, locked_versions, make_lock, make_venv, must, pip, package, run
 from tests.support.dists import make_wheel
-
-conda_lock = pytest.importorskip("conda_lock")
-from conda_lock.conda_lock import render_lockfile_for_platform  # noqa: E402
-from conda_lock.lockfile import parse_conda_lock_file  # noqa: E402
 
 
 @pytest.fixture

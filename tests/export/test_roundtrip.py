@@ -19,6 +19,7 @@ import pytest
 
 from envbuilder.lock import lock_path, read_lock, write_lock
 from envbuilder.matrix import project_root
+from tests.conftest import require_tool
 from tests.export.helpers import clean_env, make_venv, must, python_for, run, uv
 
 pytestmark = pytest.mark.network
@@ -119,7 +120,8 @@ def verify(lock_file: Path, venv: Path) -> None:
 @pytest.mark.timeout(3600)  # a cold llama-cpp-python compile alone took 13-39 min on 2 shared cores
 @pytest.mark.parametrize("fmt, installer", [("requirements", "pip"), ("conda-lock", "pip"), ("pylock", "uv")])
 def test_cpu_target_installs_from_each_export_and_verifies(fmt, installer, pip26, installer_cache, tmp_path):
-    python = python_for("3.11") or pytest.skip("no Python 3.11 interpreter for the cpu-llamacpp target")
+    python = python_for("3.11")
+    require_tool("a Python 3.11 interpreter (the cpu-llamacpp target's)", python, "on PATH or under pyenv")
     venv = export_and_install(fmt, installer, _lock(CPU), CPU, python, pip26, installer_cache, tmp_path)
     # the source build is a working llama.cpp binding, not just a name in site-packages
     must(subprocess.run([str(venv / "bin" / "python"), "-c", "import llama_cpp; llama_cpp.llama_backend_init()"],
@@ -140,6 +142,7 @@ def pure_python_subset(lock_file: Path, out: Path) -> Path:
 @pytest.mark.timeout(1800)  # pip fetches 100 wheels one by one: 281-409 s seen
 @pytest.mark.parametrize("fmt, installer", [("pylock", "uv"), ("pylock", "pip")])
 def test_gpu_target_pure_python_subset_installs_and_verifies(fmt, installer, pip26, installer_cache, tmp_path):
-    python = python_for("3.12") or pytest.skip("no Python 3.12 interpreter for the GPU target's subset")
+    python = python_for("3.12")
+    require_tool("a Python 3.12 interpreter (the GPU target's)", python, "on PATH or under pyenv")
     subset = pure_python_subset(_lock(GPU), tmp_path / "locks" / f"{GPU}.lock.toml")
     verify(subset, export_and_install(fmt, installer, subset, GPU, python, pip26, installer_cache, tmp_path))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 
 import pytest
@@ -10,10 +9,9 @@ import pytest
 from envbuilder.errors import BadInput
 from envbuilder.index import Cache, MissingFromCache
 from envbuilder.index.git import CommitNotFound, GitSources
+from tests.conftest import needs_tool
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("git") is None and not os.environ.get("ENVBUILDER_CI"), reason="git is not installed"
-)
+pytestmark = needs_tool("git", shutil.which("git"), "apt-get install git (.ci/parts/05-git.sh does)")
 
 
 @pytest.fixture

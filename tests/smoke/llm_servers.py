@@ -14,11 +14,10 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from envbuilder.serve.command import ServeCommand
 from envbuilder.serve.process import ServerProcess
 from envbuilder.serve.ready import ServerFacts, wait_ready
+from tests.conftest import require_tool
 
 CACHE = Path(os.environ.get("ENVBUILDER_CI_CACHE", Path.home() / ".cache" / "envbuilder-ci"))
 TINY = Path(__file__).parent / "tiny_llm"
@@ -32,7 +31,7 @@ def _find(env: str, default: Path, what: str) -> Path:
         return path
     if default.is_file():
         return default
-    pytest.skip(f"{what} not found (no ${env}, nothing at {default}); {HOW}")
+    require_tool(what, False, f"no ${env}, nothing at {default}; {HOW}")
 
 
 def llama_server_binary() -> Path:

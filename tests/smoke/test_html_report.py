@@ -6,8 +6,6 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from envbuilder.smoke.baseline import compare
 from envbuilder.smoke.html import write_html
 from envbuilder.smoke.metrics import FORMULAS, level_run, summarize
@@ -15,6 +13,7 @@ from envbuilder.smoke.profile import SmokeProfile, Threshold
 from envbuilder.smoke.records import RequestResult
 from envbuilder.smoke.report import Level, Report, Workload
 from envbuilder.smoke.thresholds import check_thresholds
+from tests.conftest import require_tool
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--enable-logging=stderr", "--v=0"]
@@ -24,8 +23,7 @@ def chromium() -> str:
     if os.environ.get("ENVBUILDER_CHROMIUM"):
         return os.environ["ENVBUILDER_CHROMIUM"]
     found = shutil.which("chromium")
-    if not found:
-        pytest.skip("Debian's chromium is not installed; `apt-get install chromium` (the CI part does)")
+    require_tool("chromium", found, "apt-get install chromium (.ci/parts/30-llm-servers.sh does)")
     return found
 
 
