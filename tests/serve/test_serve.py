@@ -80,13 +80,13 @@ def test_serve_smoke_exit_in_one_command(cpu_target, tmp_path):
 @pytest.mark.servers
 def test_crashing_server_fails_fast_with_its_log(cpu_target, tmp_path):
     matrix, env = cpu_target
-    started = time.monotonic()
     proc = envbuilder("serve", str(matrix), "--exit", "--log", str(tmp_path / "s.log"),
                       env={**env, "ENVBUILDER_MODEL": str(tmp_path / "missing.gguf")})
     assert proc.returncode == 3
+    # seen as the process exiting, not as the startup deadline passing (no wall-clock bound: CI is loaded)
     assert "exited with status" in proc.stderr and "before it was ready" in proc.stderr
+    assert "not ready after" not in proc.stderr
     assert "missing.gguf" in proc.stderr  # the server's own last log lines explain why
-    assert time.monotonic() - started < 60  # not the 120 s startup deadline
 
 
 @pytest.mark.servers
