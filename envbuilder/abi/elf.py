@@ -15,9 +15,10 @@ from typing import BinaryIO
 from elftools.common.exceptions import ELFError
 from elftools.elf.dynamic import DynamicSection
 from elftools.elf.elffile import ELFFile
-from elftools.elf.gnuversions import GNUVerNeedSection
+from elftools.elf.gnuversions import GNUVerDefSection, GNUVerNeedSection
 
 ELF_MAGIC = b"\x7fELF"
+_STB_LOCAL = 0
 _STB_WEAK = 2
 
 
@@ -46,10 +47,13 @@ class ElfFacts:
     defined_count: int
     fatbin: tuple[int, int] | None  # (file offset, size) of .nv_fatbin
     comment: tuple[str, ...]
+    runpath: tuple[str, ...] = ()  # DT_RUNPATH alone (`rpath` holds both, for the older report)
+    defined: tuple[tuple[str, str | None], ...] = ()  # (name, version) of each exported symbol
+    version_defs: tuple[str, ...] = ()  # .gnu.version_d names (GLIBCXX_3.4.32 ...), the SONAME entry excluded
 
 
-def _dynamic_tags(elf: ELFFile) -> tuple[str | None, tuple[str, ...], tuple[str, ...]]:
-    soname, needed, rpath = None, [], []
+def _dynamic_tags(elf: ELFFile) -> tuple[str | None, tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    soname, needed, rpath, runpath = None, [], [], []
     for section in elf.iter_sections():
         if not isinstance(section, DynamicSection):
             continue
@@ -61,7 +65,9 @@ def _dynamic_tags(elf: ELFFile) -> tuple[str | None, tuple[str, ...], tuple[str,
             elif tag.entry.d_tag in ("DT_RPATH", "DT_RUNPATH"):
                 value = tag.rpath if tag.entry.d_tag == "DT_RPATH" else tag.runpath
                 rpath.extend(p for p in value.split(":") if p)
-    return soname, tuple(needed), tuple(rpath)
+                if tag.entry.d_tag == "DT_RUNPATH":
+                    runpath.extend(p for p in value.split(":") if p)
+    return soname, tuple(needed), tuple(rpath), tuple(runpath)
 
 
 def _version_needs(elf: ELFFile) -> dict[int, tuple[str, str]]:
@@ -75,6 +81,18 @@ def _version_needs(elf: ELFFile) -> dict[int, tuple[str, str]]:
     return table
 
 
+def _version_defs(elf: ELFFile) -> tuple[dict[int, str], tuple[str, ...]]:
+    """versym index -> version name defined here, and the names (the file's own base entry left out)."""
+    table: dict[int, str] = {}
+    for section in elf.iter_sections():
+        if isinstance(section, GNUVerDefSection):
+            for verdef, auxiliaries in section.iter_versions():
+                names = [aux.name for aux in auxiliaries]
+                if names and not verdef["vd_flags"] & 1:  # VER_FLG_BASE names the file itself
+                    table[verdef["vd_ndx"]] = names[0]
+    return table, tuple(sorted(set(table.values())))
+
+
 def _read_section(stream: BinaryIO, section) -> bytes:
     stream.seek(section["sh_offset"])
     return stream.read(section["sh_size"])
@@ -85,10 +103,11 @@ def _c_string(table: bytes, offset: int) -> str:
     return table[offset : end if end >= 0 else len(table)].decode("utf-8", "replace")
 
 
-def _symbols(stream: BinaryIO, elf: ELFFile) -> tuple[tuple[RequiredSymbol, ...], int]:
+def _symbols(stream: BinaryIO, elf: ELFFile, keep_defined: bool = False
+             ) -> tuple[tuple[RequiredSymbol, ...], int, list[tuple[str, str | None]]]:
     dynsym = elf.get_section_by_name(".dynsym")
     if dynsym is None or dynsym["sh_type"] != "SHT_DYNSYM":
-        return (), 0
+        return (), 0, []
     names = _read_section(stream, elf.get_section(dynsym["sh_link"]))
     endian = "<" if elf.little_endian else ">"
     if elf.elfclass == 64:
@@ -104,13 +123,17 @@ def _symbols(stream: BinaryIO, elf: ELFFile) -> tuple[tuple[RequiredSymbol, ...]
         else ()
     )
     needs = _version_needs(elf)
-    required, defined = [], 0
+    defs = _version_defs(elf)[0] if keep_defined else {}
+    required, defined, names_defined = [], 0, []
     for index, fields in enumerate(layout.iter_unpack(raw)):
         name_offset, info, shndx = pick(fields)
         if not name_offset:
             continue
         if shndx != 0:
             defined += 1
+            if keep_defined and (info >> 4) != _STB_LOCAL:
+                versym = versyms[index] if index < len(versyms) else 1
+                names_defined.append((_c_string(names, name_offset), defs.get(versym & 0x7FFF)))
             continue
         version = needs.get(versyms[index] & 0x7FFF) if index < len(versyms) else None
         required.append(
@@ -121,7 +144,7 @@ def _symbols(stream: BinaryIO, elf: ELFFile) -> tuple[tuple[RequiredSymbol, ...]
                 weak=(info >> 4) == _STB_WEAK,
             )
         )
-    return tuple(required), defined
+    return tuple(required), defined, names_defined
 
 
 def _comment(stream: BinaryIO, elf: ELFFile) -> tuple[str, ...]:
@@ -132,16 +155,19 @@ def _comment(stream: BinaryIO, elf: ELFFile) -> tuple[str, ...]:
     return tuple(dict.fromkeys(p.decode("utf-8", "replace") for p in parts if p))
 
 
-def read_elf(stream: BinaryIO) -> ElfFacts:
-    """Parse the parts of an ELF file that say what it needs; raises NotElf for anything else."""
+def read_elf(stream: BinaryIO, keep_defined: bool = False) -> ElfFacts:
+    """Parse the parts of an ELF file that say what it needs; raises NotElf for anything else.
+
+    `keep_defined` also lists every exported symbol with its version (the linker model needs
+    them; the older report only counts them)."""
     stream.seek(0)
     if stream.read(4) != ELF_MAGIC:
         raise NotElf("not an ELF file (no \\x7fELF magic)")
     stream.seek(0)
     try:
         elf = ELFFile(stream)
-        soname, needed, rpath = _dynamic_tags(elf)
-        required, defined = _symbols(stream, elf)
+        soname, needed, rpath, runpath = _dynamic_tags(elf)
+        required, defined, names_defined = _symbols(stream, elf, keep_defined)
         fatbin = elf.get_section_by_name(".nv_fatbin")
         return ElfFacts(
             machine=elf.get_machine_arch(),
@@ -153,6 +179,9 @@ def read_elf(stream: BinaryIO) -> ElfFacts:
             defined_count=defined,
             fatbin=(fatbin["sh_offset"], fatbin["sh_size"]) if fatbin is not None else None,
             comment=_comment(stream, elf),
+            runpath=runpath,
+            defined=tuple(names_defined),
+            version_defs=_version_defs(elf)[1] if keep_defined else (),
         )
     except (ELFError, struct.error, IndexError) as exc:
         raise NotElf(f"malformed ELF file: {exc}") from exc

@@ -19,6 +19,7 @@ from packaging.markers import Marker
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from envbuilder.abi.facets import GpuArch, coverage
 from envbuilder.errors import BadInput
 from envbuilder.lock import read_lock
 from envbuilder.lock.model import Lock
@@ -215,11 +216,8 @@ def gpu_arches() -> list[str] | None:
 
 
 def _covers(arch: str, sass: tuple[str, ...], ptx: tuple[str, ...]) -> bool:
-    """SASS for the same arch (sm_120 or sm_120a), or PTX for an older one the driver can JIT."""
-    number = int(arch.removeprefix("sm_"))
-    if any(s.removeprefix("sm_").rstrip("af") == str(number) for s in sass):
-        return True
-    return any(int(p.removeprefix("sm_").removeprefix("compute_").rstrip("af")) <= number for p in ptx)
+    """The one coverage rule (abi.facets.coverage): the lock and verify must agree on every arch."""
+    return coverage(sass, ptx, GpuArch.parse(arch)).covered
 
 
 def arch_problems(lock: Lock, arches: list[str]) -> list[Problem]:

@@ -1,0 +1,91 @@
+"""Link checks over real inputs: a set of local wheel files, or a lock (summaries fetched by range reads).
+
+Why separate from the linker model: the model only sees summaries and dependency edges; where
+they come from (a wheel on disk, the index, the lock's recorded digests) is this module's job.
+"""
+
+from __future__ import annotations
+
+import time
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
+from email.parser import HeaderParser
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from packaging.markers import default_environment
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+
+from envbuilder.abi import loaders, systems
+from envbuilder.abi.link import LinkPackage, LinkReport, link
+from envbuilder.abi.wheelscan import ScanStats, scan_local
+from envbuilder.errors import BadInput
+
+
+def marker_environment(python: str) -> dict[str, str]:
+    """Markers of a Linux x86_64 CPython `python` (the target, not this machine)."""
+    env = dict(default_environment())
+    env.update(python_version=".".join(python.split(".")[:2]), python_full_version=f"{python}.0"
+               if python.count(".") == 1 else python, sys_platform="linux", platform_system="Linux",
+               platform_machine="x86_64", os_name="posix", implementation_name="cpython",
+               platform_python_implementation="CPython")
+    return env
+
+
+def requires_dist(metadata_text: str, env: Mapping[str, str]) -> list[str]:
+    """Names a wheel's METADATA requires under `env` (extras not taken)."""
+    names = []
+    for value in HeaderParser().parsestr(metadata_text).get_all("Requires-Dist") or []:
+        try:
+            req = Requirement(value)
+        except InvalidRequirement:
+            continue
+        if req.marker is None or req.marker.evaluate({**env, "extra": ""}):
+            names.append(canonicalize_name(req.name))
+    return names
+
+
+def _wheel_metadata(path: Path) -> str:
+    try:
+        with zipfile.ZipFile(path) as zf:
+            member = next((n for n in zf.namelist() if n.endswith(".dist-info/METADATA") and n.count("/") == 1), None)
+            return zf.read(member).decode("utf-8", "replace") if member else ""
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise BadInput(f"{path}: not a readable wheel (zip) file: {exc}") from exc
+
+
+def check_wheels(wheels: Iterable[Path | str], manifest: str = "debian-12", python: str = "3.12",
+                 depends: Mapping[str, Iterable[str]] | None = None, target_arch: str | None = None,
+                 workers: int = 4, only: Iterable[str] | None = None) -> LinkReport:
+    """Link a closure given as local wheel files (see docs/abi.md for the model).
+
+    `depends` maps a distribution to the distributions it imports first; by default each wheel's
+    METADATA Requires-Dist (markers for Linux x86_64 `python`), restricted to the given wheels.
+    """
+    started = time.perf_counter()
+    system = systems.load(manifest)
+    paths = [Path(w) for w in wheels]
+    names = []
+    for path in paths:
+        try:
+            name, version, _build, _tags = parse_wheel_filename(path.name)
+        except InvalidWheelFilename as exc:
+            raise BadInput(f"{path}: not a wheel file name: {exc}") from None
+        names.append((canonicalize_name(name), str(version)))
+    stats = ScanStats()
+    with ThreadPoolExecutor(max_workers=max(1, min(workers, len(paths) or 1))) as pool:
+        summaries = list(pool.map(lambda p: scan_local(p, workers=1, stats=stats), paths))
+    env = marker_environment(python)
+    present = {n for n, _ in names}
+    packages = []
+    for path, (name, version), summary in zip(paths, names, summaries):
+        if depends is not None:
+            edges = [canonicalize_name(d) for d in depends.get(name, depends.get(path.name, ()))]
+        else:
+            edges = requires_dist(_wheel_metadata(path), env)
+        packages.append(LinkPackage(name=name, version=version, depends=tuple(e for e in edges if e in present),
+                                    linkage=summary))
+    report = link(packages, system, loaders.shipped(), target_arch=target_arch, only=only)
+    return report.model_copy(update={"bytes_fetched": stats.bytes_fetched,
+                                     "seconds": time.perf_counter() - started})

@@ -1,0 +1,53 @@
+"""What a package's import code loads by itself, from `knowledge/loaders.yaml`.
+
+Why data: torch dlopens libtorch_global_deps RTLD_GLOBAL and torchaudio loads libtorchaudio
+through torch.ops.load_library before its extension; neither shows in any DT_NEEDED. Which
+package does what is a sourced fact, not code.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+from pydantic import Field, ValidationError
+from ruamel.yaml import YAML
+
+from envbuilder.errors import BadInput
+from envbuilder.model import StrictModel
+
+
+class Loader(StrictModel):
+    package: str
+    versions: str
+    global_: tuple[str, ...] = Field((), alias="global")
+    preload: tuple[str, ...] = ()
+    source: str
+
+    def matches(self, name: str, version: str) -> bool:
+        if canonicalize_name(name) != canonicalize_name(self.package):
+            return False
+        try:
+            return Version(version) in SpecifierSet(self.versions)
+        except (InvalidVersion, InvalidSpecifier):
+            return False
+
+
+class _File(StrictModel):
+    loaders: tuple[Loader, ...]
+
+
+@lru_cache(maxsize=1)
+def shipped() -> tuple[Loader, ...]:
+    text = (resources.files("envbuilder.knowledge") / "loaders.yaml").read_text()
+    try:
+        return _File.model_validate(YAML(typ="safe").load(text)).loaders
+    except (ValidationError, ValueError) as exc:
+        raise BadInput(f"envbuilder/knowledge/loaders.yaml: {exc}") from exc
+
+
+def loader_for(loaders: tuple[Loader, ...], name: str, version: str) -> Loader | None:
+    return next((loader for loader in loaders if loader.matches(name, version)), None)

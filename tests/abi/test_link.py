@@ -1,0 +1,186 @@
+"""The linker model on real ELF files compiled here with g++, packed into real wheels.
+
+A fake torch (`fakec10`) ships `fakec10/lib/libc10.so` at two versions: 1.0 exports
+`c10::add(int)`, 2.0 changed it to `c10::add(long)` (the kind of signature change a torch minor
+makes). An extension wheel built against 1.0 imports `c10::add(int)` and lists `libc10.so` in
+DT_NEEDED with no RPATH: it finds the library only because importing fakec10 loaded it.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from envbuilder.abi import summaries
+from envbuilder.abi.linkcheck import check_wheels
+from envbuilder.abi.wheelscan import ScanStats, scan_local, scan_remote
+from envbuilder.errors import BadInput
+from tests.support.dists import make_wheel
+from tests.support.index_server import IndexServer
+
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")
+
+TAGS = "cp312-cp312-manylinux_2_28_x86_64"
+C10_V1 = 'namespace c10 { int add(int x) { return x + 1; } int keep() { return 7; } }\n'
+C10_V2 = 'namespace c10 { long add(long x) { return x + 2; } int keep() { return 7; } }\n'
+PROVIDER_MODULE = 'namespace c10 { int keep(); }\nextern "C" void* PyInit__C() { return (void*)(long)c10::keep(); }\n'
+EXTENSION = 'namespace c10 { int add(int x); }\nextern "C" void* PyInit__ext() { return (void*)(long)c10::add(1); }\n'
+CUDART = 'extern "C" int cudaGetDeviceCount(int* n) { *n = 0; return 0; }\n'
+CUDA_CONSUMER = 'extern "C" int cudaGetDeviceCount(int*);\nextern "C" void* PyInit__k() { int n; cudaGetDeviceCount(&n); return 0; }\n'
+
+
+def gxx(out: Path, source: str, *args: str) -> bytes:
+    src = out.with_suffix(".cc")
+    src.write_text(source)
+    done = subprocess.run(["g++", "-shared", "-fPIC", "-O1", "-o", str(out), str(src), *args],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return out.read_bytes()
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("ENVBUILDER_CACHE_DIR", str(tmp_path / "cache"))
+
+
+@pytest.fixture(scope="module")
+def wheels(tmp_path_factory) -> dict[str, Path]:
+    build = tmp_path_factory.mktemp("link-build")
+    out = tmp_path_factory.mktemp("link-wheels")
+    made = {}
+    for version, source in (("1.0", C10_V1), ("2.0", C10_V2)):
+        folder = build / version
+        folder.mkdir()
+        lib = gxx(folder / "libc10.so", source, "-Wl,-soname,libc10.so")
+        module = gxx(folder / "_C.so", PROVIDER_MODULE, f"-L{folder}", "-lc10", "-Wl,-rpath,$ORIGIN/lib")
+        made[f"fakec10-{version}"] = make_wheel("fakec10", version, tags=TAGS, files={
+            "fakec10/__init__.py": b"", "fakec10/lib/libc10.so": lib, "fakec10/_C.so": module}).write(out)
+    ext = gxx(build / "_ext.so", EXTENSION, f"-L{build / '1.0'}", "-lc10")
+    made["ext"] = make_wheel("ext", "1.0", requires_dist=["fakec10"], tags=TAGS,
+                             files={"ext/__init__.py": b"", "ext/_ext.so": ext}).write(out)
+    cudart_dir = build / "cudart"
+    cudart_dir.mkdir()
+    cudart = gxx(cudart_dir / "libcudart.so.12", CUDART, "-Wl,-soname,libcudart.so.12")
+    (cudart_dir / "libcudart.so").symlink_to("libcudart.so.12")
+    kernel = gxx(build / "_k.so", CUDA_CONSUMER, f"-L{cudart_dir}", "-lcudart")
+    made["kernels"] = make_wheel("kernels", "0.1", tags=TAGS,
+                                 files={"kernels/__init__.py": b"", "kernels/_k.so": kernel}).write(out)
+    made["runtime-12"] = make_wheel("fake-cuda-runtime", "12.8", tags="py3-none-manylinux_2_28_x86_64", files={
+        "fake_cuda_runtime/__init__.py": b"", "nvidia/cuda_runtime/lib/libcudart.so.12": cudart}).write(out)
+    made["pure"] = make_wheel("pure", "1.0").write(out)
+    return made
+
+
+def test_extension_links_against_the_provider_it_was_built_for(wheels):
+    report = check_wheels([wheels["fakec10-1.0"], wheels["ext"]])
+    assert report.errors == []
+    assert report.links("ext") and report.packages["ext"].evidence == "binary"
+
+
+def test_provider_bump_that_drops_a_symbol_is_named_demangled_with_provider_version(wheels):
+    report = check_wheels([wheels["fakec10-2.0"], wheels["ext"]])
+    assert not report.links("ext")
+    [finding] = report.for_package("ext")
+    assert finding.kind == "undefined-symbol"
+    assert finding.file == "ext/_ext.so"
+    assert finding.symbol == "_ZN3c103addEi"
+    assert finding.demangled == "c10::add(int)"
+    assert (finding.provider, finding.provider_version) == ("fakec10", "2.0")
+    assert "c10::add(int)" in finding.message and "fakec10 2.0" in finding.message
+    assert report.links("fakec10")
+
+
+def test_without_the_dependency_edge_the_library_is_not_found(wheels):
+    """ext has no RPATH: only `import fakec10` having loaded libc10.so makes it resolvable."""
+    report = check_wheels([wheels["fakec10-1.0"], wheels["ext"]], depends={"ext": [], "fakec10": []})
+    [finding] = report.for_package("ext")
+    assert (finding.kind, finding.library) == ("missing-library", "libc10.so")
+    assert "fakec10/lib/libc10.so" not in finding.message and "libc10.so (fakec10 1.0)" in finding.message
+
+
+def test_a_library_nothing_provides_is_a_missing_library_finding(wheels):
+    report = check_wheels([wheels["kernels"]])
+    [finding] = report.for_package("kernels")
+    assert (finding.kind, finding.file, finding.library) == ("missing-library", "kernels/_k.so", "libcudart.so.12")
+
+
+def test_a_library_a_dependency_loads_is_found_by_soname(wheels, tmp_path):
+    """The cu12 runtime wheel's library is loaded by a module that has it in RPATH (as torch does)."""
+    build = tmp_path / "b"
+    build.mkdir()
+    runtime_dir = build / "rt"
+    runtime_dir.mkdir()
+    (runtime_dir / "libcudart.so.12").write_bytes(gxx(runtime_dir / "libcudart.so.12", CUDART,
+                                                       "-Wl,-soname,libcudart.so.12"))
+    loader = gxx(build / "_C.so", 'extern "C" int cudaGetDeviceCount(int*);\n'
+                 'extern "C" void* PyInit__C() { int n; cudaGetDeviceCount(&n); return 0; }\n',
+                 f"-L{runtime_dir}", "-l:libcudart.so.12", "-Wl,-rpath,$ORIGIN/../nvidia/cuda_runtime/lib")
+    host = make_wheel("host", "1.0", requires_dist=["fake-cuda-runtime"], tags=TAGS,
+                      files={"host/__init__.py": b"", "host/_C.so": loader}).write(tmp_path)
+    kernels = wheels["kernels"]
+    report = check_wheels([wheels["runtime-12"], host, kernels], depends={"kernels": ["host"], "host": []})
+    assert report.links("host") and report.links("kernels"), report.findings
+
+
+def test_a_wheel_without_elf_gets_an_explicit_no_binary_evidence_verdict(wheels):
+    report = check_wheels([wheels["pure"]])
+    [finding] = report.findings
+    assert finding.kind == "no-binary-evidence" and report.packages["pure"].evidence == "none"
+    assert report.errors == []
+
+
+def test_summary_is_cached_by_sha256_and_a_tampered_entry_is_recomputed(wheels):
+    stats = ScanStats()
+    first = scan_local(wheels["ext"], stats=stats)
+    assert stats.computed == 1 and [e.path for e in first.elfs] == ["ext/_ext.so"]
+    again = ScanStats()
+    assert scan_local(wheels["ext"], stats=again) == first and again.cached == 1
+    path = summaries.entry_path(first.sha256)
+    data = bytearray(path.read_bytes())
+    data[-5] ^= 0xFF
+    path.write_bytes(bytes(data))
+    third = ScanStats()
+    assert scan_local(wheels["ext"], stats=third) == first and third.computed == 1
+
+
+def test_remote_wheel_fetches_only_the_elf_members(wheels):
+    big = make_wheel("bulky", "1.0", tags=TAGS, files={
+        "bulky/__init__.py": b"", "bulky/data.bin": random.Random(0).randbytes(4 << 20),
+        "bulky/_ext.so": wheels["ext"].read_bytes() and _member(wheels["ext"], "ext/_ext.so")})
+    with IndexServer() as server:
+        server.add(big)
+        from envbuilder.index.http import Http
+
+        http = Http()
+        stats = ScanStats()
+        summary = scan_remote(http, server.file_url(big.filename), big.filename, big.sha256, stats=stats)
+    assert [e.path for e in summary.elfs] == ["bulky/_ext.so"]
+    assert summary.elfs[0].imports[0].name.startswith("_ZN3c10")
+    assert 0 < stats.bytes_fetched < big.size / 4
+
+
+def _member(wheel: Path, name: str) -> bytes:
+    import zipfile
+
+    with zipfile.ZipFile(wheel) as zf:
+        return zf.read(name)
+
+
+def test_unknown_manifest_is_bad_input(wheels):
+    with pytest.raises(BadInput, match="unknown system manifest"):
+        check_wheels([wheels["pure"]], manifest="../etc")
+
+
+@pytest.mark.parametrize("device,sass,ptx", [
+    ("sm_89", ("sm_80",), ()), ("sm_121", ("sm_120",), ()), ("sm_121", ("sm_120a",), ()),
+    ("sm_120", ("sm_90",), ("compute_90",)), ("sm_120", ("sm_100a",), ("compute_100a",)),
+])
+def test_verify_and_the_lock_share_one_coverage_rule(device, sass, ptx):
+    from envbuilder.abi.facets import GpuArch, coverage
+    from envbuilder.build.verify import _covers
+
+    assert _covers(device, sass, ptx) == coverage(sass, ptx, GpuArch.parse(device)).covered
