@@ -24,7 +24,10 @@ from envbuilder.gate.render import render_github, render_json, render_markdown, 
 @click.option("--strict", is_flag=True, help="A warn verdict exits 1 too.")
 @click.option("--offline", is_flag=True,
               help="Check new artifacts against cached index pages only (a page not cached: exit 3).")
-def gate(base: Path | None, base_ref: str | None, head: Path | None, fmt: str, strict: bool, offline: bool) -> None:
+@click.option("--require-validated", is_flag=True,
+              help="Reject a head lock that no verified passing smoke record (matrices/TARGET.validated/) vouches for.")
+def gate(base: Path | None, base_ref: str | None, head: Path | None, fmt: str, strict: bool, offline: bool,
+         require_validated: bool) -> None:
     """Judge a lock change: every artifact, toolchain, recipe and knowledge change, and the ABI rules.
 
     Files the base does not lock are checked against the index (name, size, sha256); an index
@@ -33,7 +36,7 @@ def gate(base: Path | None, base_ref: str | None, head: Path | None, fmt: str, s
         raise BadInput("give exactly one of --base LOCK or --base-ref GITREF")
     if base_ref is not None and head is not None:
         raise BadInput("--head only goes with --base; --base-ref compares with the working tree's locks/")
-    options = GateOptions(strict=strict, offline=offline)
+    options = GateOptions(strict=strict, offline=offline, require_validated=require_validated)
     result = gate_ref(base_ref, options=options) if base_ref else gate_files(base, head, options=options)
     if fmt == "text":
         render_text(result, Console(highlight=False, soft_wrap=True))

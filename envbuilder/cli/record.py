@@ -44,6 +44,24 @@ def _lock_file(root: Path, target: str, given: Path | None) -> Path | None:
     return default if default.exists() else None
 
 
+def _default_dir(environ: dict, root: Path, target: str) -> Path:
+    """The project's `matrices/TARGET.validated`; inside an image, the mounted project in the working dir.
+
+    Inside an image the tool's own project folder dies with the container, so the record goes to
+    the project mounted at the working directory (`docker run -v "$PWD:/workspace"`), or nowhere.
+    """
+    from envbuilder.validated import store
+
+    if not environ.get("ENVBUILDER_IMAGE_MANIFEST"):
+        return store.records_dir(root, target)
+    here = Path.cwd()
+    if (here / "matrices").is_dir():
+        return store.records_dir(here, target)
+    raise BadInput(f"option --record: inside an image the record would vanish with the container; mount your "
+                   f"project at the working directory (docker run -v \"$PWD:{here}\") or pass --records DIR on a "
+                   "mounted volume")
+
+
 def record_request(kw: dict, *, target: str | None, endpoint: str, server):
     """The RecordRequest for this run, or None without --record / --record-failure."""
     if not (kw["do_record"] or kw["record_failure"]):
@@ -55,7 +73,7 @@ def record_request(kw: dict, *, target: str | None, endpoint: str, server):
         raise BadInput(f"option --record: the endpoint {endpoint!r} is not on this host, so this host's fingerprint "
                        "would be recorded for another machine's run; run `smoke --record` on the server's host")
     from envbuilder.matrix import project_root
-    from envbuilder.validated import fingerprint, provenance, store
+    from envbuilder.validated import fingerprint, provenance
     from envbuilder.validated.recorder import RecordRequest
 
     environ = dict(os.environ)
@@ -66,7 +84,7 @@ def record_request(kw: dict, *, target: str | None, endpoint: str, server):
     if lock is None:
         raise BadInput(f"option --record: which lock is this? run inside an envbuilder image, or pass --image IMAGE "
                        f"or --lock FILE (no locks/{target}.lock.toml here)")
-    directory = kw["records_dir"] or store.records_dir(root, target)
+    directory = kw["records_dir"] or _default_dir(environ, root, target)
     return RecordRequest(directory=directory, lock=lock, host=fingerprint.probe(), server=server, image=image,
                          record_failure=kw["record_failure"])
 

@@ -31,6 +31,7 @@ class GateOptions:
     inspector: Inspector | None = cached_inspector
     ancestry: Callable | None = None
     offline: bool = False  # new artifacts are checked against cached index pages only (misses: exit 3)
+    require_validated: bool = False  # no verified passing smoke record for the head lock rejects
 
 
 def overlay_of(side: Side | None) -> Any:

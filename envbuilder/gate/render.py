@@ -43,7 +43,9 @@ def render_text(result: GateResult, console: Console) -> None:
             if f.reference:
                 console.print(f"          see {f.reference}", markup=False)
         if target.validated:
-            console.print(f"  validated: {target.validated.note}")
+            console.print(f"  validated: {target.validated.note}", markup=False)
+            for entry in target.validated.entries:
+                console.print(f"    - {entry}", markup=False)
 
 
 def _cell(text: str | None) -> str:

@@ -56,11 +56,13 @@ def _judge_pair(pair: Pair, options: GateOptions, checkers: Sequence[Checker]) -
     ctx = GateContext(pair, options)
     findings = tuple(finding for check in checkers for finding in check(ctx))
     head = pair.head
+    validated, extra = _validation(pair, options)
+    findings += tuple(extra)
     return TargetResult(
         target=pair.name, base=pair.base.path if pair.base else None, head=head.path,
         base_digest=pair.base.lock.digest if pair.base else None, head_digest=head.lock.digest,
         verdict=_verdict(findings),
-        changes=changes, findings=findings, validated=_validation(pair),
+        changes=changes, findings=findings, validated=validated,
     )
 
 
@@ -72,28 +74,11 @@ def _verdict(findings: tuple[GateFinding, ...]) -> Verdict:
     return "pass"
 
 
-def _matches(entry_lock: str | None, digest: str | None) -> bool:
-    if not entry_lock or not digest:
-        return False
-    wanted = entry_lock.removeprefix("sha256:").lower()
-    return len(wanted) >= 12 and digest.removeprefix("sha256:").startswith(wanted)
+def _validation(pair: Pair, options: GateOptions) -> tuple[Validation, list[GateFinding]]:
+    """Validated records of the head and base locks (envbuilder.gate.validated), and what they imply."""
+    from envbuilder.gate.validated import judge_validated
 
-
-def _validation(pair: Pair) -> Validation | None:
-    target = pair.head.target if pair.head else None
-    entries = tuple(getattr(target, "validated", ()) or ()) if target is not None else ()
-    head_digest = pair.head.lock.digest if pair.head else None
-    base_digest = pair.base.lock.digest if pair.base else None
-    head_ok = [e for e in entries if _matches(e.lock, head_digest)]
-    base_ok = any(_matches(e.lock, base_digest) for e in entries)
-    described = tuple(f"{e.date}: {e.result} ({e.by})" for e in (head_ok or entries))
-    if head_ok:
-        note = "the head lock is a validated combination"
-    elif not entries:
-        note = "the matrix has no `validated:` entries"
-    elif not any(e.lock for e in entries):
-        note = "not validated: the matrix's `validated:` entries name no lock digest to match"
-    else:
-        note = "not validated: no `validated:` entry names this lock's digest" + \
-               (" (the base lock was validated)" if base_ok else "")
-    return Validation(head=bool(head_ok), base=base_ok, entries=described, note=note)
+    base = pair.base
+    return judge_validated(pair.name, pair.head.lock.digest, base.lock.digest if base else None,
+                           pair.head.evidence, base.evidence if base else None,
+                           require=options.require_validated, head_file=pair.head.path)

@@ -12,7 +12,7 @@ import io
 import subprocess
 import tarfile
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ class Side:
     path: str  # how to name the file in findings: repo-relative where possible
     text: str
     target: Any = None
+    evidence: Any = None  # envbuilder.validated.evidence.Evidence: the records beside this side's matrices
 
     @property
     def matrix_path(self) -> str | None:
@@ -72,6 +73,17 @@ def _target(name: str, root: Path | None) -> Any:
 
     try:
         return load_target(name, root=root)
+    except EnvbuilderError:
+        return None
+
+
+def _evidence(root: Path | None, name: str, target: Any) -> Any:
+    """The validated records of `name` under `root/matrices/` (root None: the project's), checked."""
+    from envbuilder.matrix import project_root
+    from envbuilder.validated.evidence import gather
+
+    try:
+        return gather(root or project_root(), name, target)
     except EnvbuilderError:
         return None
 
@@ -139,10 +151,12 @@ def pairs_at_ref(root: Path, ref: str, head_root: Path | None = None) -> list[Pa
                 text = _git(root, "show", f"{commit}:{base_files[name]}")
                 lock = loads(text, f"{ref}:{base_files[name]}")
                 target = _target(lock.target, base_root) if base_root else None
-                base = Side(lock, f"{ref}:{base_files[name]}", text, target)
+                evidence = _evidence(base_root, lock.target, target) if base_root else None
+                base = Side(lock, f"{ref}:{base_files[name]}", text, target, evidence)
             head = None
             if name in head_files:
                 head = read_side(head_files[name], f"{LOCKS_DIR}/{name}", head_root or root)
+                head = replace(head, evidence=_evidence(head_root or root, head.lock.target, head.target))
             pairs.append(Pair(name.removesuffix(LOCK_SUFFIX), base, head))
     return pairs
 
@@ -156,4 +170,5 @@ def pair_of_files(base: Path, head: Path | None, root: Path | None = None) -> Pa
 
         head = lock_path(root or project_root(), base_side.lock.target)
     head_side = read_side(head, str(head), root, target=base_side.target)
-    return Pair(head_side.lock.target, base_side, head_side)
+    head_side = replace(head_side, evidence=_evidence(root, head_side.lock.target, head_side.target))
+    return Pair(head_side.lock.target, base_side, head_side)  # no history: every record counts as reviewed

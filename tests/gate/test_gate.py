@@ -180,7 +180,9 @@ def test_json_schema_is_stable(project, base_lock, published, gate_in_process):
     assert set(target["validated"]) == {"head", "base", "entries", "note"}
 
 
-def test_a_validated_lock_digest_is_recognised(project, base_lock, published, gate_in_process):
+def test_a_prose_entry_naming_the_lock_digest_is_shown_but_never_counts(project, base_lock, published,
+                                                                        gate_in_process):
+    """Prose names no report, so nothing can re-check it (issue 15): only records count."""
     head = published(_tqdm(base_lock))
     matrix = project / "matrices" / f"{TARGET}.yaml"
     text = matrix.read_text()
@@ -189,7 +191,9 @@ def test_a_validated_lock_digest_is_recognised(project, base_lock, published, ga
     write(head, project / LOCK)
     result = json.loads(gate_in_process("--base", str(base), "--format", "json", cwd=project).stdout)
     validated = result["targets"][0]["validated"]
-    assert validated["head"] is True and "3,740 total tok/s" in validated["entries"][0]
+    assert validated["head"] is False and validated["note"].startswith("not validated")
+    assert any(e.startswith("matrix prose, unverifiable, not counted") and "3,740 total tok/s" in e
+               for e in validated["entries"])
 
 
 @pytest.mark.parametrize("args, message", [
@@ -214,7 +218,7 @@ def test_a_corrupt_head_lock_is_bad_input(project, base_lock, gate_in_process):
 
 def _repo(project: Path, base_lock, head_lock):
     repo = make_git_repo(project, [{LOCK: (write(base_lock, project / LOCK)).read_text(),
-                                    **{f"matrices/{p.name}": p.read_text() for p in (project / "matrices").iterdir()}}])
+                                    **{f"matrices/{p.name}": p.read_text() for p in (project / "matrices").glob("*.yaml")}}])
     write(head_lock, project / LOCK)
     return repo
 
