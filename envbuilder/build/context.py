@@ -50,7 +50,7 @@ def _text(lines: Iterable[str]) -> bytes:
 
 def venv_requirements(lock: Lock, origin: str) -> bytes:
     """The locked venv minus source builds, via the shared requirements export."""
-    from envbuilder.lock.export import requirements, selection
+    from envbuilder.export import requirements, selection
 
     return requirements.render(selection.select(lock, skip_source_builds=True, origin=origin), origin).encode()
 

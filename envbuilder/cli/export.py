@@ -7,8 +7,8 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from envbuilder.lock.export import FORMATS
-from envbuilder.lock.export.service import ExportRequest, run_export
+from envbuilder.export import FORMATS
+from envbuilder.export.service import ExportRequest, run_export
 from envbuilder.lock.io import write_atomic
 
 console = Console(stderr=True, highlight=False)

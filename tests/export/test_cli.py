@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from envbuilder.lock import write_lock
-from envbuilder.lock.export import export
+from envbuilder.export import export
 from tests.export.helpers import make_lock, package
 from tests.support.dists import make_wheel
 

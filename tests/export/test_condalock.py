@@ -8,7 +8,7 @@ import pytest
 from conda_lock.conda_lock import render_lockfile_for_platform
 from conda_lock.lockfile import parse_conda_lock_file
 
-from envbuilder.lock.export import export
+from envbuilder.export import export
 from tests.export.helpers import clean_env, installed, locked_versions, make_lock, make_venv, must, pip, package, run
 from tests.support.dists import make_wheel
 

@@ -12,8 +12,8 @@ from packaging.markers import Marker
 from packaging.pylock import Pylock
 
 from envbuilder.errors import CheckFailed
-from envbuilder.lock.export import export
-from envbuilder.lock.export.environment import target
+from envbuilder.export import export
+from envbuilder.export.environment import target
 from envbuilder.lock.model import BuildRecipe
 from tests.export import pylock_rules
 from tests.export.helpers import (

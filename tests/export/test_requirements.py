@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from envbuilder.lock.export import export, requirements, select
+from envbuilder.export import export, requirements, select
 from envbuilder.lock.model import BuildRecipe
 from tests.export.helpers import (
     clean_env, installed, locked_versions, make_lock, make_venv, must, pip, package, run, source_tree, uv,

@@ -15,8 +15,8 @@ from packaging.pylock import Pylock
 from packaging.utils import canonicalize_name
 
 from envbuilder.lock import lock_path, read_lock
-from envbuilder.lock.export import export, select
-from envbuilder.lock.export.environment import target
+from envbuilder.export import export, select
+from envbuilder.export.environment import target
 from envbuilder.matrix import project_root, shipped_targets
 from tests.export import pylock_rules
 

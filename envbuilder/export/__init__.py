@@ -2,13 +2,15 @@
 
 A lock only envbuilder can read is a lock-in. `export` is the one service the CLI calls; each
 format lives in its own module and starts from the same `Selection`, so they never disagree.
+Exports need the index (file URLs) and the target environment, so they live beside `gate/` and
+`build/`, not in the pure lock model: `lock/` imports nothing from `resolve/` or `index/`.
 """
 
 from __future__ import annotations
 
-from envbuilder.lock.export import pylock, requirements
-from envbuilder.lock.export.selection import Selection, select
-from envbuilder.lock.export.urls import FileLister, locate
+from envbuilder.export import pylock, requirements
+from envbuilder.export.selection import Selection, select
+from envbuilder.export.urls import FileLister, locate
 from envbuilder.lock.model import Lock
 
 FORMATS = ("requirements", "pylock", "conda-lock")
@@ -38,6 +40,6 @@ def export(
     located = locate(selection, client)
     if fmt == "pylock":
         return pylock.render(selection, located, origin)
-    from envbuilder.lock.export import condalock  # conda-lock is slow to import; only this format needs it
+    from envbuilder.export import condalock  # conda-lock is slow to import; only this format needs it
 
     return condalock.render(selection, located, origin, file_name or "conda-lock.yml")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from envbuilder.errors import BadInput, CheckFailed
-from envbuilder.lock.export.selection import Entry, Selection
+from envbuilder.export.selection import Entry, Selection
 from envbuilder.lock.model import Artifact
 
 

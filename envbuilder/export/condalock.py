@@ -17,9 +17,9 @@ from pathlib import Path
 from conda_lock.lockfile import write_conda_lock_file
 from conda_lock.lockfile.v2prelim.models import DependencySource, HashModel, LockedDependency, Lockfile, LockMeta
 
-from envbuilder.lock.export import environment
-from envbuilder.lock.export.selection import Entry, Selection
-from envbuilder.lock.export.urls import Located
+from envbuilder.export import environment
+from envbuilder.export.selection import Entry, Selection
+from envbuilder.export.urls import Located
 
 CATEGORY = "main"
 

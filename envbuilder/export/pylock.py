@@ -18,9 +18,9 @@ import tomli_w
 from packaging.pylock import Pylock, PylockValidationError
 
 from envbuilder import __version__
-from envbuilder.lock.export import environment
-from envbuilder.lock.export.selection import Entry, Selection
-from envbuilder.lock.export.urls import Located
+from envbuilder.export import environment
+from envbuilder.export.selection import Entry, Selection
+from envbuilder.export.urls import Located
 from envbuilder.lock.model import Artifact
 
 CREATED_BY = "envbuilder"

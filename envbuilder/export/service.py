@@ -13,7 +13,7 @@ from pathlib import Path
 
 from envbuilder.errors import BadInput
 from envbuilder.lock import lock_path, read_lock
-from envbuilder.lock.export import NEEDS_INDEX, export, pylock, select
+from envbuilder.export import NEEDS_INDEX, export, pylock, select
 from envbuilder.lock.model import Lock
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import shlex
 
-from envbuilder.lock.export import environment
-from envbuilder.lock.export.selection import Entry, Selection
+from envbuilder.export import environment
+from envbuilder.export.selection import Entry, Selection
 
 INDENT = "    "
 
