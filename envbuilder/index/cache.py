@@ -10,8 +10,11 @@ Layout under the root (platformdirs' user cache dir, or ENVBUILDER_CACHE_DIR):
     locks/                                filelock files
 
 Files and metadata never change for a given hash, so they are kept forever. Every entry is
-checked on read (files against their name, the others against a digest sealed into the entry);
-a corrupt entry is deleted and reported as a miss, so the caller refetches it. Writes go to a
+checked on read (files against their name, the others against a digest sealed into the entry,
+and against the key the entry was written for: a sealed entry copied from another project's or
+another index's slot is a miss, not a hit); a corrupt entry is deleted and reported as a miss, so
+the caller refetches it. Every path is built from validated parts only (a sha256 in hex, a plain
+file name, a normalised project name), so nothing an index says can point outside the cache. Writes go to a
 temp file in the same directory and are renamed into place, so a reader (in this or another
 process) sees the old entry or the new one, never half of one; filelock serialises the fetch
 of one entry between processes, so two concurrent runs do not download the same wheel twice.
@@ -25,6 +28,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import tempfile
 import threading
 import time
@@ -35,6 +39,9 @@ from pathlib import Path
 import platformdirs
 from filelock import FileLock
 
+from envbuilder.diskspace import disk_full_is_unreachable
+from envbuilder.errors import Unreachable
+
 CACHE_ENV = "ENVBUILDER_CACHE_DIR"
 _MAGIC = b"envbuilder-cache-1"
 
@@ -42,6 +49,24 @@ _MAGIC = b"envbuilder-cache-1"
 def default_cache_dir() -> Path:
     override = os.environ.get(CACHE_ENV, "").strip()
     return Path(override) if override else Path(platformdirs.user_cache_dir("envbuilder"))
+
+
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_FILENAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+!~-]{0,250}")
+_PROJECT = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,198}[a-z0-9])?")
+
+
+class UnsafeCacheKey(Unreachable):
+    """A hash, file name or project name that cannot name a cache entry (it came from outside)."""
+
+
+def _checked(kind: str, value: str, pattern: re.Pattern[str]) -> str:
+    if not isinstance(value, str) or pattern.fullmatch(value) is None or value in (".", ".."):
+        raise UnsafeCacheKey(
+            f"refusing {kind} {value!r} as a cache key: it is not a plain {kind} (the index or the "
+            "lock gave a value that could point outside the cache); report it to the index or fix the lock"
+        )
+    return value
 
 
 def key_of(text: str) -> str:
@@ -71,16 +96,18 @@ def unseal(blob: bytes) -> tuple[bytes, dict[str, object]] | None:
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".part")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    """Write via a temp file renamed into place; a full disk is exit 3 and leaves no temp file."""
+    with disk_full_is_unreachable(path.parent, len(data)):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".part")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise
 
 
 def file_sha256(path: Path) -> str:
@@ -94,10 +121,10 @@ def file_sha256(path: Path) -> str:
 STALE_TEMP_SECONDS = 24 * 3600  # a download still running after a day is not one
 
 
-def _sweep(directory: Path, age: float) -> None:
-    """Delete partial downloads left by killed runs (a live run's temp files are younger)."""
+def _sweep(directory: Path, age: float, pattern: str = "*.part") -> None:
+    """Delete partial writes left by killed runs (a live run's temp files are younger)."""
     cutoff = time.time() - age
-    for path in directory.glob("*.part"):
+    for path in directory.glob(pattern):
         with contextlib.suppress(OSError):
             if path.stat().st_mtime < cutoff:
                 path.unlink()
@@ -126,6 +153,7 @@ class Cache:
         self._verified: dict[Path, tuple[int, int, int]] = {}
         self._verified_lock = threading.Lock()
         self._swept = False
+        self._swept_sealed = False
 
     def __repr__(self) -> str:
         return f"Cache({str(self.root)!r})"
@@ -141,14 +169,35 @@ class Cache:
 
     # -- sealed entries (pages, metadata) --------------------------------------------
     def _read_sealed(self, path: Path) -> tuple[bytes, dict[str, object]] | None:
+        """The entry at `path` if intact and written for this very slot, else None (and dropped)."""
         try:
             blob = path.read_bytes()
-        except FileNotFoundError:
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             return None
         opened = unseal(blob)
-        if opened is None:
+        if opened is None or opened[1].get("key") != self._slot(path):
             self.drop(path)
+            return None
         return opened
+
+    def _write_sealed(self, path: Path, payload: bytes, meta: dict[str, object]) -> None:
+        self._sweep_metadata_once()
+        atomic_write(path, seal(payload, {**meta, "key": self._slot(path)}))
+
+    def _slot(self, path: Path) -> str:
+        """The entry's key: its path under the root (bound into the seal, checked on read)."""
+        return path.relative_to(self.root).as_posix()
+
+    def _sweep_metadata_once(self) -> None:
+        """Sweep day-old `.tmp-*.part` files of killed runs from the sealed-entry folders, once."""
+        if self._swept_sealed:
+            return
+        self._swept_sealed = True
+        for kind in ("metadata", "sizes", "pages"):
+            top = self.root / kind
+            if top.is_dir():
+                for folder in (top, *(p for p in top.iterdir() if p.is_dir())):
+                    _sweep(folder, STALE_TEMP_SECONDS, ".tmp-*.part")
 
     def drop(self, path: Path) -> None:
         """Delete a damaged entry so the next lookup misses and refetches."""
@@ -158,20 +207,22 @@ class Cache:
             self._verified.pop(path, None)
 
     def page_path(self, index_url: str, project: str) -> Path:
-        return self.root / "pages" / key_of(index_url.rstrip("/") + "/") / project
+        return self.root / "pages" / key_of(index_url.rstrip("/") + "/") / _checked("project name", project, _PROJECT)
 
     def read_page(self, index_url: str, project: str) -> CachedPage | None:
         opened = self._read_sealed(self.page_path(index_url, project))
         if opened is None:
             return None
         payload, header = opened
-        return CachedPage(payload, float(header.get("fetched_at", 0.0)))  # type: ignore[arg-type]
+        fetched_at = header.get("fetched_at", 0.0)
+        return CachedPage(payload, float(fetched_at) if isinstance(fetched_at, int | float) else 0.0)
 
     def write_page(self, index_url: str, project: str, body: bytes) -> None:
         meta = {"fetched_at": time.time(), "index": key_of(index_url.rstrip("/") + "/")}
-        atomic_write(self.page_path(index_url, project), seal(body, meta))
+        self._write_sealed(self.page_path(index_url, project), body, meta)
 
     def metadata_path(self, file_sha256: str) -> Path:
+        _checked("sha256", file_sha256, _SHA256)
         return self.root / "metadata" / file_sha256[:2] / file_sha256
 
     def read_metadata(self, file_sha256: str) -> bytes | None:
@@ -179,9 +230,10 @@ class Cache:
         return None if opened is None else opened[0]
 
     def write_metadata(self, file_sha256: str, data: bytes, source: str) -> None:
-        atomic_write(self.metadata_path(file_sha256), seal(data, {"source": source}))
+        self._write_sealed(self.metadata_path(file_sha256), data, {"source": source})
 
     def size_path(self, file_sha256: str) -> Path:
+        _checked("sha256", file_sha256, _SHA256)
         return self.root / "sizes" / file_sha256[:2] / file_sha256
 
     def read_size(self, file_sha256: str) -> int | None:
@@ -192,10 +244,12 @@ class Cache:
             return None
 
     def write_size(self, file_sha256: str, size: int) -> None:
-        atomic_write(self.size_path(file_sha256), seal(str(size).encode(), {}))
+        self._write_sealed(self.size_path(file_sha256), str(size).encode(), {})
 
     # -- files ----------------------------------------------------------------------
     def file_path(self, sha256: str, filename: str) -> Path:
+        _checked("sha256", sha256, _SHA256)
+        _checked("file name", filename, _FILENAME)
         return self.root / "files" / sha256[:2] / sha256 / filename
 
     def lookup_file(self, sha256: str, filename: str) -> Path | None:

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import math
 import os
+import re
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
@@ -39,7 +41,7 @@ from envbuilder.index.distmeta import (
     static_sdist_metadata,
 )
 from envbuilder.index.errors import RECOVERY_HINT, HashMismatch, MissingFromCache, RangeNotSupported
-from envbuilder.index.http import Http, redact
+from envbuilder.index.http import DEFAULT_DEADLINE, Http, redact
 from envbuilder.index.models import CoreMetadata, FileInfo
 from envbuilder.index.rangefile import RangeFile
 from envbuilder.index.simple import (
@@ -55,16 +57,23 @@ from envbuilder.index.simple import (
 from envbuilder.index.singleflight import SingleFlight
 
 DEFAULT_PAGE_TTL = 600.0
+#: Seconds all of one run's index requests may take together (ENVBUILDER_INDEX_BUDGET): a cold
+#: lock of a 170-package closure takes a few seconds, a slow mirror a few minutes.
+DEFAULT_BUDGET = 1800.0
 T = TypeVar("T")
 
 
 def _env_number(var: str, default: float) -> float:
-    """Knobs for tests and unusual networks: ENVBUILDER_PAGE_TTL, ENVBUILDER_HTTP_RETRIES/_BACKOFF."""
+    """Knobs for tests and unusual networks: ENVBUILDER_PAGE_TTL, ENVBUILDER_HTTP_RETRIES/_BACKOFF/_DEADLINE,
+    ENVBUILDER_INDEX_BUDGET (seconds)."""
     raw = os.environ.get(var, "").strip()
     try:
-        return float(raw) if raw else default
+        value = float(raw) if raw else default
     except ValueError as exc:
         raise BadInput(f"{var}={raw!r}: expected a number") from exc
+    if not math.isfinite(value) or value < 0:
+        raise BadInput(f"{var}={raw!r}: expected a finite number, 0 or more")
+    return value
 
 
 class IndexClient:
@@ -85,6 +94,8 @@ class IndexClient:
         backoff: float | None = None,
         timeout: float = 30.0,
         keep: Callable[[str], bool] | None = None,
+        deadline: float | None = None,
+        budget: float | None = None,
     ):
         self.indexes = dict(indexes) if indexes else {"pypi": default_index_url()}
         self.cache = cache if cache is not None else Cache()
@@ -97,6 +108,8 @@ class IndexClient:
             "retries": int(_env_number("ENVBUILDER_HTTP_RETRIES", 4) if retries is None else retries),
             "backoff": _env_number("ENVBUILDER_HTTP_BACKOFF", 0.5) if backoff is None else backoff,
             "timeout": timeout,
+            "deadline": _env_number("ENVBUILDER_HTTP_DEADLINE", DEFAULT_DEADLINE) if deadline is None else deadline,
+            "budget": _env_number("ENVBUILDER_INDEX_BUDGET", DEFAULT_BUDGET) if budget is None else budget,
         }
         self._http: Http | None = None
         self._http_lock = threading.Lock()
@@ -139,11 +152,11 @@ class IndexClient:
     # -- public API -----------------------------------------------------------------
     def files(self, project: str, index: str = "pypi") -> list[FileInfo]:
         """Every wheel and sdist the index lists for `project` (an unknown project gives [])."""
-        name = canonicalize_name(project)
+        name = project_name(project)
         return list(self._flight.call(("files", index, name), lambda: self._load_files(name, index)))
 
     def files_async(self, project: str, index: str = "pypi") -> Future[list[FileInfo]]:
-        name = canonicalize_name(project)
+        name = project_name(project)
         return self._flight.submit(self._pool, ("files", index, name), lambda: self._load_files(name, index))
 
     def metadata(self, file: FileInfo) -> CoreMetadata:
@@ -178,7 +191,7 @@ class IndexClient:
 
     def files_many(self, projects: Iterable[str], index: str = "pypi") -> dict[NormalizedName, list[FileInfo]]:
         """Pages of many projects in parallel; offline, one error lists every missing page."""
-        futures = {canonicalize_name(p): self.files_async(p, index) for p in projects}
+        futures = {project_name(p): self.files_async(p, index) for p in projects}
         return _gather(futures)
 
     def metadata_many(self, files: Iterable[FileInfo]) -> dict[FileInfo, CoreMetadata]:
@@ -359,6 +372,19 @@ class IndexClient:
         finally:
             with contextlib.suppress(FileNotFoundError):
                 tmp.unlink()
+
+
+_PROJECT_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
+
+
+def project_name(project: str) -> NormalizedName:
+    """The normalised name of a valid project name (PEP 508); BadInput for anything else.
+
+    Names become URL path segments and cache folders: "a/b", "..", or a space never get that far.
+    """
+    if not isinstance(project, str) or _PROJECT_NAME.fullmatch(project) is None:
+        raise BadInput(f"{project!r} is not a valid package name (letters, digits, '.', '_' and '-' only)")
+    return canonicalize_name(project)
 
 
 def _check_identity(file: FileInfo, meta: CoreMetadata) -> None:

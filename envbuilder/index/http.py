@@ -5,6 +5,13 @@ or two, so every request goes through one httpx.Client whose pool holds a connec
 worker. Transient failures (connection errors, timeouts, 5xx, 429) are retried with exponential
 backoff; when the retries are spent the user gets envbuilder's Unreachable (exit 3) with the URL
 and what to do, never an httpx traceback.
+
+httpx's timeouts bound each network read, not a request: a server that sends its headers and then
+a byte every few seconds never trips them, and one that accepts and never answers costs a read
+timeout per attempt. So every request (all its attempts together) has a total deadline, and the
+client has a run budget shared by all its requests; past either, the request ends in Unreachable
+naming what it waited for. A read that is already in flight may overrun the deadline by at most
+one read timeout, which is itself capped by the deadline.
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ import random
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -23,6 +30,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from envbuilder import __version__
+from envbuilder.diskspace import disk_full_is_unreachable
 from envbuilder.errors import Unreachable
 from envbuilder.index.config import ssl_context
 from envbuilder.index.errors import RECOVERY_HINT, HashMismatch, RangeNotSupported
@@ -38,6 +46,20 @@ class _RetryableStatus(Exception):
     def __init__(self, status: int):
         super().__init__(f"HTTP {status}")
         self.status = status
+
+
+class _DeadlinePassed(Exception):
+    """The request's deadline or the run's budget passed while waiting for `waiting_for`."""
+
+    def __init__(self, waiting_for: str):
+        super().__init__(waiting_for)
+        self.waiting_for = waiting_for
+
+
+#: Seconds one request may take, all attempts together (ENVBUILDER_HTTP_DEADLINE overrides).
+DEFAULT_DEADLINE = 120.0
+#: A download also gets a second per this many bytes of its size (a 900 MB wheel at 1 MB/s).
+DOWNLOAD_RATE_FLOOR = 1 << 20
 
 
 @dataclass
@@ -59,7 +81,9 @@ class Stats:
 class Http:
     """Retrying GET helpers over one httpx.Client (HTTP/1.1 keep-alive, one TLS context).
 
-    `max_connections` is the number of requests in flight (the client's workers).
+    `max_connections` is the number of requests in flight (the client's workers); `timeout` bounds
+    each network read, `deadline` each request (all attempts), `budget` (None: none) all requests
+    of this client together.
     """
 
     def __init__(
@@ -69,9 +93,15 @@ class Http:
         backoff: float = 0.5,
         timeout: float = 30.0,
         client: httpx.Client | None = None,
+        deadline: float = DEFAULT_DEADLINE,
+        budget: float | None = None,
     ):
         self.retries = retries
         self.backoff = backoff
+        self.timeout = timeout
+        self.deadline = deadline
+        self.budget = budget
+        self._budget_end = time.monotonic() + budget if budget is not None else float("inf")
         self.stats = Stats()
         self.client = client or httpx.Client(
             verify=ssl_context(),
@@ -91,30 +121,89 @@ class Http:
     def close(self) -> None:
         self.client.close()
 
-    # -- the one retry loop -------------------------------------------------------------
-    def retrying(self, url: str, attempt: Callable[[], T]) -> T:
-        """Run `attempt` until it succeeds; transient failures back off, then Unreachable."""
-        last: Exception | None = None
-        for n in range(self.retries + 1):
-            if n:
-                self.stats.add(retries=1)
-                delay = min(self.backoff * (2 ** (n - 1)), 10.0)
-                time.sleep(delay * (0.75 + random.random() / 2))
+    # -- deadlines ----------------------------------------------------------------------
+    def _timeout(self, end: float) -> httpx.Timeout:
+        """Per-read timeouts no longer than what is left of the deadline (at least a little)."""
+        left = max(end - time.monotonic(), 0.05)
+        return httpx.Timeout(min(self.timeout, left), connect=min(self.timeout, 15.0, left), pool=left)
+
+    @staticmethod
+    def _check_clock(end: float, waiting_for: str) -> None:
+        if time.monotonic() >= end:
+            raise _DeadlinePassed(waiting_for)
+
+    def _read(self, response: httpx.Response, end: float, raw: bool = False) -> Iterator[bytes]:
+        """The body's chunks, checking the deadline between reads (a trickling server cannot stall)."""
+        received = 0
+        # no chunk_size: httpx would buffer until it has that many bytes, hiding a trickle
+        chunks = response.iter_raw() if raw else response.iter_bytes()
+        while True:
             try:
-                return attempt()
-            except (httpx.TransportError, _RetryableStatus) as exc:
-                last = exc
+                chunk = next(chunks)
+            except StopIteration:
+                return
+            except httpx.TimeoutException:
+                self._check_clock(end, f"the body ({received} bytes received)")
+                raise
+            received += len(chunk)
+            self.stats.add(received=len(chunk))
+            yield chunk
+            self._check_clock(end, f"the rest of the body ({received} bytes received)")
+
+    # -- the one retry loop -------------------------------------------------------------
+    def retrying(self, url: str, attempt: Callable[[float], T], deadline: float | None = None) -> T:
+        """Run `attempt(end)` until it succeeds; transient failures back off, then Unreachable.
+
+        `end` is the monotonic time by which the request (all attempts) must be done: the
+        request's deadline or the run's budget, whichever comes first.
+        """
+        began = time.monotonic()
+        request_end = began + (self.deadline if deadline is None else deadline)
+        end = min(request_end, self._budget_end)
+        last: Exception | None = None
+        attempts = 0
+        try:
+            for n in range(self.retries + 1):
+                if n:
+                    self.stats.add(retries=1)
+                    delay = min(self.backoff * (2 ** (n - 1)), 10.0) * (0.75 + random.random() / 2)
+                    if time.monotonic() + delay >= end:  # no time for another attempt
+                        raise _DeadlinePassed(_waiting_for(last))
+                    time.sleep(delay)
+                self._check_clock(end, "a free connection" if n == 0 else _waiting_for(last))
+                attempts += 1
+                try:
+                    return attempt(end)
+                except (httpx.TransportError, _RetryableStatus) as exc:
+                    last = exc
+                    if isinstance(exc, httpx.TimeoutException):
+                        self._check_clock(end, _waiting_for(exc))
+        except _DeadlinePassed as exc:
+            raise self._gave_up(url, began, end == self._budget_end, exc.waiting_for) from None
         raise Unreachable(
-            f"cannot fetch {redact(url)} after {self.retries + 1} attempts ({_describe(last)}): {RECOVERY_HINT}"
+            f"cannot fetch {redact(url)} after {attempts} attempts ({_describe(last)}): {RECOVERY_HINT}"
+        )
+
+    def _gave_up(self, url: str, began: float, budget: bool, waiting_for: str) -> Unreachable:
+        waited = time.monotonic() - began
+        if budget:
+            rule = f"the run's index budget ({self.budget:g} s, ENVBUILDER_INDEX_BUDGET) is spent"
+        else:
+            rule = f"its deadline ({self.deadline:g} s a request, ENVBUILDER_HTTP_DEADLINE) passed"
+        return Unreachable(
+            f"gave up on {redact(url)} after {waited:.1f} s waiting for {waiting_for}: {rule}; "
+            f"the index is answering too slowly or not at all: {RECOVERY_HINT}"
         )
 
     def get(self, url: str, headers: dict[str, str] | None = None, ok: tuple[int, ...] = (200,),
             method: str = "GET") -> httpx.Response:
         """GET (or HEAD) with the body read; statuses outside `ok` (not retryable) raise Unreachable."""
 
-        def attempt() -> httpx.Response:
-            response = self.client.request(method, url, headers=headers)
-            self.stats.add(requests=1, received=len(response.content))
+        def attempt(end: float) -> httpx.Response:
+            with self.client.stream(method, url, headers=headers, timeout=self._timeout(end)) as response:
+                self.stats.add(requests=1)
+                # what response.read() does, with the deadline checked between chunks
+                response._content = b"".join(self._read(response, end))  # noqa: SLF001
             _check_status(response, ok)
             return response
 
@@ -131,8 +220,9 @@ class Http:
         """
         spec = f"bytes=-{end}" if start is None else f"bytes={start}-{end - 1}"
 
-        def attempt() -> tuple[bytes, int, int]:
-            with self.client.stream("GET", url, headers={"Range": spec, **IDENTITY}) as response:
+        def attempt(deadline: float) -> tuple[bytes, int, int]:
+            with self.client.stream("GET", url, headers={"Range": spec, **IDENTITY},
+                                    timeout=self._timeout(deadline)) as response:
                 self.stats.add(requests=1)
                 if response.status_code in RETRY_STATUS:
                     raise _RetryableStatus(response.status_code)
@@ -141,25 +231,27 @@ class Http:
                 match = _CONTENT_RANGE.match(response.headers.get("Content-Range", ""))
                 if not match or match.group(3) == "*":
                     raise RangeNotSupported(url)
-                body = response.read()
-                self.stats.add(received=len(body))
+                body = b"".join(self._read(response, deadline, raw=True))
             return body, int(match.group(1)), int(match.group(3))
 
         return self.retrying(url, attempt)
 
     def download(self, url: str, dest: Path, sha256: str | None, size: int | None = None) -> str:
-        """Stream `url` into `dest` (a temp path the caller renames), verifying; returns sha256."""
+        """Stream `url` into `dest` (a temp path the caller renames), verifying; returns sha256.
 
-        def attempt() -> str:
+        Its deadline grows with the published size (a second per MiB on top of the usual one).
+        A full disk is Unreachable naming the folder and the space needed (see envbuilder.diskspace).
+        """
+
+        def attempt(end: float) -> str:
             digest = hashlib.sha256()
-            with self.client.stream("GET", url, headers=IDENTITY) as response:
+            with self.client.stream("GET", url, headers=IDENTITY, timeout=self._timeout(end)) as response:
                 self.stats.add(requests=1)
                 _check_status(response, (200,))
-                with open(dest, "wb") as out:
-                    for chunk in response.iter_raw(1 << 20):
+                with disk_full_is_unreachable(dest.parent, size), open(dest, "wb") as out:
+                    for chunk in self._read(response, end, raw=True):
                         digest.update(chunk)
                         out.write(chunk)
-                        self.stats.add(received=len(chunk))
             actual = digest.hexdigest()
             if sha256 is not None and actual != sha256:
                 raise HashMismatch(
@@ -170,7 +262,17 @@ class Http:
                 raise HashMismatch(f"{redact(url)}: downloaded {dest.stat().st_size} bytes, the index said {size}")
             return actual
 
-        return self.retrying(url, attempt)
+        return self.retrying(url, attempt, self.deadline + (size or 0) / DOWNLOAD_RATE_FLOOR)
+
+
+def _waiting_for(exc: Exception | None) -> str:
+    if isinstance(exc, httpx.ConnectTimeout | httpx.ConnectError):
+        return "a connection"
+    if isinstance(exc, httpx.PoolTimeout):
+        return "a free connection"
+    if isinstance(exc, httpx.ReadTimeout):
+        return "an answer"
+    return "an answer"
 
 
 def _check_status(response: httpx.Response, ok: tuple[int, ...]) -> None:

@@ -10,6 +10,7 @@ files a target can use: a page of 15,000 files is parsed, cached and filtered wi
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterable
 from html.parser import HTMLParser
 from typing import Any
@@ -28,6 +29,48 @@ ACCEPT = f"{JSON_CONTENT_TYPE}, {HTML_CONTENT_TYPE};q=0.2, text/html;q=0.01"
 
 class PageError(ValueError):
     """The index answered with something that is not a simple-API project page."""
+
+
+# -- what a page may say: the index is untrusted -------------------------------------------
+#: A distribution file name as wheels and sdists spell it: no path separators, no "..", no
+#: control characters (a page's "../../evil.whl", also when %2F-encoded in a link, is dropped).
+SAFE_FILENAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+!~-]{0,250}\.(?:whl|tar\.gz|zip)")
+SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+
+
+def safe_filename(name: object) -> bool:
+    return isinstance(name, str) and SAFE_FILENAME.fullmatch(name) is not None and ".." not in name
+
+
+def safe_sha256(value: object) -> bool:
+    return isinstance(value, str) and SHA256_HEX.fullmatch(value) is not None
+
+
+def _clean(row: Row) -> Row | None:
+    """The row with every field checked, or None when it cannot be used safely.
+
+    A file whose name could leave its cache folder, whose URL is not http(s), or whose published
+    hash is not a sha256 is dropped: the resolver never sees it. Optional facts of the wrong type
+    (a size that is a string, a requires-python that is a list) become unknown.
+    """
+    filename, url, sha, size, requires_python, yanked, upload_time, has_meta, meta_hash = row
+    if not safe_filename(filename) or not isinstance(url, str) or not url.startswith(("https://", "http://")):
+        return None
+    if sha is not None and not safe_sha256(sha):
+        return None
+    if type(size) is not int or size < 0:
+        size = None
+    return (
+        filename,
+        url,
+        sha,
+        size,
+        requires_python if isinstance(requires_python, str) else None,
+        yanked if isinstance(yanked, str) else None,
+        upload_time if isinstance(upload_time, str) else None,
+        bool(has_meta),
+        meta_hash if safe_sha256(meta_hash) else None,
+    )
 
 
 #: One file: FileInfo's fields between `project` and `index`, in order.
@@ -67,15 +110,18 @@ def _yanked(value: Any) -> str | None:
 def parse_json_page(body: bytes, page_url: str) -> list[Row]:
     try:
         entries = fastjson.loads(body)["files"]
-        return [_json_row(e, page_url) for e in entries if e["filename"].endswith(DIST_SUFFIXES)]
+        rows = [_json_row(e, page_url) for e in entries if e["filename"].endswith(DIST_SUFFIXES)]
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise PageError(f"{page_url}: not a PEP 691 project page: {exc!r}") from exc
+    return [clean for clean in map(_clean, rows) if clean is not None]
 
 
 def _json_row(entry: dict[str, Any], page_url: str) -> Row:
     # the hot loop of a cold run (170,000 entries for a 170-package closure): flat, common cases inline
     get = entry.get
     url = entry["url"]
+    if type(url) is not str:
+        raise TypeError(f"file {entry['filename']!r}: url is {type(url).__name__}, not a string")
     meta = get("core-metadata")
     if meta is None:
         meta = get("dist-info-metadata", False)
@@ -121,7 +167,8 @@ def parse_html_page(text: str, page_url: str) -> list[Row]:
     collector = _AnchorCollector()
     collector.feed(text)
     base = urljoin(page_url, collector.base) if collector.base else page_url
-    return [row for row in (_anchor_row(a, base) for a in collector.anchors) if row is not None]
+    rows = (_anchor_row(a, base) for a in collector.anchors)
+    return [clean for clean in (_clean(row) for row in rows if row is not None) if clean is not None]
 
 
 def _anchor_row(attrs: dict[str, str | None], base: str) -> Row | None:
