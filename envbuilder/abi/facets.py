@@ -248,6 +248,25 @@ def binary_facets(report) -> Facets:
                   ptx=tuple(report.ptx_archs), evidence="binary")
 
 
+def linkage_facets(summary) -> Facets | None:
+    """Facets read from a linkage summary (`envbuilder.abi.linkage.WheelLinkage`): GPU code and nvcc."""
+    elfs = getattr(summary, "elfs", ())
+    sass = tuple(sorted({a for e in elfs for a in e.sass}, key=_arch_key))
+    ptx = tuple(sorted({a for e in elfs for a in e.ptx}, key=_arch_key))
+    nvcc = [Version(v) for e in elfs for v in e.nvcc]
+    cuda = f"{max(nvcc).major}.{max(nvcc).minor}" if nvcc else None
+    if not (sass or ptx or cuda):
+        return None
+    return Facets(cuda=cuda, sass=sass, ptx=ptx, evidence="binary")
+
+
+def _arch_key(arch: str) -> tuple:
+    try:
+        return (0, GpuArch.parse(arch))
+    except ValueError:
+        return (1, arch)
+
+
 def layered(*layers: Facets | None) -> Facets | None:
     """Merge partial facets, later (more trusted) layers winning for every field they set."""
     present = [f for f in layers if f is not None]

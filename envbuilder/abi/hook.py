@@ -51,6 +51,12 @@ class AbiHook:
         self.ancestry = ancestry if ancestry is not None else default_ancestry
         self.facts = TargetFacts.of(target, toolchain)
         self._reports: dict[tuple[str, str | None], Any] = {}
+        # binary evidence from linkage summaries (sha256 -> WheelLinkage), set after linking
+        self.linkage: dict[str, Any] = {}
+        # conflicts learned from linking: (name, version) -> [(requirement on a provider, why)]
+        self.learned: dict[tuple[str, str], list[tuple[str, str]]] = {}
+        # when the closure is linked from binaries, the torch-range fast path is not needed
+        self.binary_linking = False
 
     # ------------------------------------------------------------------ questions while resolving
 
@@ -68,15 +74,28 @@ class AbiHook:
 
     def extra_requirements(self, name: str, version: str, filename: str | None) -> list[tuple[str, str]]:
         """Required facets as requirements on the provider: [("torch>=2.9,<2.10", why)]."""
+        learned = list(self.learned.get((canonicalize_name(name), version), ()))
         if is_source_build(filename) or canonicalize_name(name) == rules.PROVIDER:
-            return []
+            return learned
         wanted = self._torch_requirement(name, version, filename)
-        if wanted is None:
-            return []
+        if wanted is None or self.binary_linking:
+            return learned  # linking the binaries decides; the name/knowledge range would only guess
         release = Version(wanted.torch).release
         upper = f"{release[0]}.{release[1] + 1}"
-        return [(f"torch>={wanted.torch},<{upper}",
-                 f"{name} {version} was built against torch {wanted.torch} ({wanted.origin})")]
+        return [*learned, (f"{rules.PROVIDER}>={wanted.torch},<{upper}",
+                           f"{name} {version} was built against {rules.PROVIDER} {wanted.torch} ({wanted.origin})")]
+
+    def learn(self, conflicts: list[tuple[str, str, str, str, str]]) -> int:
+        """Record linkage failures (consumer, version, provider, provider version, why) as
+        requirements, so the next resolution backtracks around them; returns how many are new."""
+        added = 0
+        for consumer, version, provider, provider_version, why in conflicts:
+            entry = (f"{provider}!={provider_version}", why)
+            known = self.learned.setdefault((canonicalize_name(consumer), version), [])
+            if entry not in known:
+                known.append(entry)
+                added += 1
+        return added
 
     def facets(self, name: str, version: str, filename: str | None, build_env: dict[str, str] | None = None,
                *, build_requires: tuple[str, ...] = (), build_cuda: str | None = None,
@@ -93,6 +112,8 @@ class AbiHook:
         knowledge_layer = fx.knowledge_facets(fact, version, prebuilt=True) if fact else None
         report = self._report(filename, sha256)
         binary_layer = fx.binary_facets(report) if report is not None else None
+        if sha256 in self.linkage:
+            binary_layer = fx.layered(binary_layer, fx.linkage_facets(self.linkage[sha256]))
         own = Facets(torch=fx.major_minor(version), evidence="wheel-name") \
             if canonicalize_name(name) == rules.PROVIDER else None
         merged = fx.layered(own, name_layer, knowledge_layer, binary_layer)
@@ -129,8 +150,9 @@ class AbiHook:
             findings += rules.arch_coverage(subject, self.facts, self.knowledge)
             findings += rules.driver_cuda(subject, self.facts, self.knowledge)
             findings += rules.build_toolkit(subject, provider_facets, self.facts)
-            findings += rules.consumer_abi(subject, provider, self._reference(subject.package))
-            findings += rules.unknown_torch(subject, self._links_torch(subject.package))
+            if not self._linked_from_binary(subject.package):  # binary evidence overrules these guesses
+                findings += rules.consumer_abi(subject, provider, self._reference(subject.package))
+                findings += rules.unknown_torch(subject, self._links_torch(subject.package))
             findings += rules.recorded_facets(subject)
             findings += rules.known_issues(subject, self.facts, self.knowledge, self.ancestry)
         return rules.sort_findings(findings)
@@ -151,6 +173,10 @@ class AbiHook:
         if key not in self._reports:
             self._reports[key] = self.inspector(filename, sha256)
         return self._reports[key]
+
+    def _linked_from_binary(self, package: LockedPackage) -> bool:
+        wheel = _wheel_of(package)
+        return wheel is not None and wheel.sha256 in self.linkage
 
     def _links_torch(self, package: LockedPackage) -> bool:
         wheel = _wheel_of(package)

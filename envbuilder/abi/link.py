@@ -252,13 +252,22 @@ class Linker:
         out = []
         for needed_by, library in load.missing:
             via = "" if needed_by == elf.path else f" (needed by {needed_by})"
+            shipper = self._shipper(library)
             out.append(LinkFinding(
                 kind="missing-library", package=package.name, version=package.version, file=elf.path,
-                library=library,
+                library=library, provider=shipper.name if shipper else None,
+                provider_version=shipper.version if shipper else None,
                 message=f"{elf.path} ({package.name} {package.version}) needs {library}{via}: no package in the "
                         f"closure installs it where the loader looks, nothing loaded it first, and the "
                         f"{self.system.id} base image does not have it{self._shipped_hint(library)}"))
         return out
+
+    def _shipper(self, library: str) -> LinkPackage | None:
+        """The package that ships another build of this library (libcudart.so.13 for .so.12)."""
+        stem = library.split(".so")[0]
+        owners = sorted({o.package for o in self.by_path.values() if o.package
+                         and posixpath.basename(o.path).split(".so")[0] == stem})
+        return self.packages.get(owners[0]) if owners else None
 
     def _shipped_hint(self, library: str) -> str:
         stem = library.split(".so")[0]

@@ -106,6 +106,11 @@ class WheelLinkage(StrictModel):
     inflated_bytes: int = 0
 
 
+def summary_digest(summary: WheelLinkage) -> str:
+    """`sha256:<hex>` of the summary's canonical JSON: what a lock records for each wheel."""
+    return "sha256:" + hashlib.sha256(summary.model_dump_json(exclude_defaults=True).encode()).hexdigest()
+
+
 def _python_module(facts: ElfFacts) -> str | None:
     for name, _version in facts.defined:
         if name.startswith(_PYINIT):

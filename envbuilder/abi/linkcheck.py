@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 import zipfile
+from dataclasses import dataclass
 from concurrent.futures import ThreadPoolExecutor
 from email.parser import HeaderParser
 from pathlib import Path
@@ -17,9 +18,10 @@ from packaging.markers import default_environment
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
-from envbuilder.abi import loaders, systems
+from envbuilder.abi import loaders, summaries, systems
 from envbuilder.abi.link import LinkPackage, LinkReport, link
-from envbuilder.abi.wheelscan import ScanStats, scan_local
+from envbuilder.abi.linkage import WheelLinkage
+from envbuilder.abi.wheelscan import ScanStats, scan_local, scan_remote
 from envbuilder.errors import BadInput
 
 
@@ -89,3 +91,70 @@ def check_wheels(wheels: Iterable[Path | str], manifest: str = "debian-12", pyth
     report = link(packages, system, loaders.shipped(), target_arch=target_arch, only=only)
     return report.model_copy(update={"bytes_fetched": stats.bytes_fetched,
                                      "seconds": time.perf_counter() - started})
+
+
+@dataclass(frozen=True)
+class ClosureWheel:
+    """One package of a closure to link: the wheel the target installs (None: a source build)."""
+
+    name: str
+    version: str
+    depends: tuple[str, ...]
+    filename: str | None = None
+    url: str | None = None
+    sha256: str | None = None
+    size: int | None = None
+
+
+@dataclass
+class ClosureCheck:
+    report: LinkReport
+    summaries: dict[str, WheelLinkage]  # sha256 -> summary
+    stats: ScanStats
+
+
+def summaries_for(wheels: Iterable[ClosureWheel], http, *, workers: int = 4, member_workers: int = 2,
+                  fetch: bool = True, stats: ScanStats | None = None) -> dict[str, WheelLinkage]:
+    """sha256 -> summary for every wheel: the cache first, then range reads of the index (in parallel).
+
+    Without `fetch`, wheels not in the cache are left out (their packages are then not linked)."""
+    stats = stats if stats is not None else ScanStats()
+    out: dict[str, WheelLinkage] = {}
+    todo = []
+    for wheel in wheels:
+        if not wheel.sha256 or wheel.sha256 in out:
+            continue
+        cached = summaries.load(wheel.sha256)
+        if cached is not None:
+            out[wheel.sha256] = cached
+            stats.cached += 1
+        elif fetch and wheel.url:
+            todo.append(wheel)
+    todo.sort(key=lambda w: -(w.size or 0))  # the biggest first: they bound the wall time
+    parts = {w.sha256: ScanStats() for w in todo}
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        futures = {w.sha256: pool.submit(scan_remote, http, w.url, w.filename, w.sha256, w.size,
+                                         workers=member_workers, stats=parts[w.sha256]) for w in todo}
+        for sha, future in futures.items():
+            out[sha] = future.result()
+    for part in parts.values():
+        stats.add(part)
+    return out
+
+
+def check_closure(wheels: list[ClosureWheel], manifest: str, http=None, *, python: str = "3.12",
+                  target_arch: str | None = None, fetch: bool = True, workers: int = 4) -> ClosureCheck:
+    """Link a closure whose wheels live on an index (a lock, or a resolution before it is written)."""
+    started = time.perf_counter()
+    system = systems.load(manifest)
+    stats = ScanStats()
+    found = summaries_for(wheels, http, workers=workers, fetch=fetch, stats=stats)
+    present = {canonicalize_name(w.name) for w in wheels}
+    packages = [LinkPackage(name=canonicalize_name(w.name), version=w.version,
+                            depends=tuple(d for d in (canonicalize_name(x) for x in w.depends) if d in present),
+                            linkage=found.get(w.sha256 or ""))
+                for w in wheels]
+    report = link(packages, system, loaders.shipped(), target_arch=target_arch)
+    report = report.model_copy(update={"bytes_fetched": stats.bytes_fetched,
+                                       "seconds": time.perf_counter() - started})
+    return ClosureCheck(report, found, stats)

@@ -36,6 +36,7 @@ class SystemManifest(StrictModel):
     id: str
     source: str
     glibc: str
+    images: tuple[str, ...] = ()
     libraries: dict[str, SystemLibrary]
     versions: dict[str, tuple[str, ...]]
     driver: tuple[str, ...] = DRIVER_LIBRARIES
@@ -71,3 +72,17 @@ def load(system_id: str) -> SystemManifest:
         return SystemManifest.model_validate(data)
     except (ValidationError, ValueError) as exc:
         raise BadInput(f"envbuilder/knowledge/systems/{system_id}.yaml: invalid manifest: {exc}") from exc
+
+
+def for_image(base_image: str | None) -> SystemManifest | None:
+    """The manifest whose `images` patterns match the base image reference (tag or digest form)."""
+    import fnmatch
+
+    if not base_image:
+        return None
+    reference = base_image.split("@")[0].lower()
+    for system_id in available():
+        manifest = load(system_id)
+        if any(fnmatch.fnmatch(reference, f"*{p}*") for p in manifest.images):
+            return manifest
+    return None

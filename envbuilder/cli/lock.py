@@ -23,8 +23,11 @@ console = Console(stderr=True, highlight=False, soft_wrap=True)
 @click.option("--refresh", is_flag=True, help="Resolve again even when the lock is current.")
 @click.option("--upgrade-package", "-P", "upgrade_packages", multiple=True, metavar="NAME",
               help="Let this package move off its locked version (repeatable).")
+@click.option("--link", is_flag=True,
+              help="Link the closure from its binaries before writing (reads the wheels' ELF members by range "
+                   "requests; a linkage failure makes the resolver try other versions).")
 def lock(targets: tuple[str, ...], check: bool, offline: bool, upgrade: bool, refresh: bool,
-         upgrade_packages: tuple[str, ...]) -> None:
+         upgrade_packages: tuple[str, ...], link: bool) -> None:
     """Resolve TARGETS (default: every shipped target) into locks/<target>.lock.toml."""
     root = project_root()
     loaded = [load_target(t, root) for t in (targets or shipped_targets(root))]
@@ -36,7 +39,7 @@ def lock(targets: tuple[str, ...], check: bool, offline: bool, upgrade: bool, re
             raise CheckFailed(f"{len(reasons)} lock problem(s); run `envbuilder lock` and commit the result")
         console.print(f"[green]ok[/] {len(loaded)} lock(s) match their matrices")
         return
-    options = LockOptions(offline, upgrade, frozenset(upgrade_packages), refresh)
+    options = LockOptions(offline, upgrade, frozenset(upgrade_packages), refresh, link)
     for target in loaded:
         for warning in target.warnings:
             console.print(f"[yellow]warning[/] {escape(warning)}")

@@ -162,16 +162,21 @@ class Artifact:
     sha256: Sha256
     size: PositiveInt | None = None
     kind: Literal["wheel", "sdist"] = "wheel"
+    # digest of the linkage summary computed from this file (envbuilder.abi.linkage); a claim the
+    # gate re-derives from the artifact's bytes, never evidence by itself
+    linkage: Digest | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"file": self.filename, "kind": self.kind, "sha256": self.sha256}
         if self.size is not None:
             out["size"] = self.size
+        if self.linkage is not None:
+            out["linkage"] = self.linkage
         return out
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Artifact":
-        return cls(d["file"], d["sha256"], d.get("size"), d.get("kind", "wheel"))
+        return cls(d["file"], d["sha256"], d.get("size"), d.get("kind", "wheel"), d.get("linkage"))
 
     def name_and_version(self) -> tuple[str, Version]:
         """The project name and version the file name states (raises ValueError for neither form)."""

@@ -35,6 +35,7 @@ class LockOptions:
     upgrade: bool = False
     upgrade_packages: frozenset[str] = frozenset()
     refresh: bool = False  # resolve again even when the lock is current
+    link: bool = False  # link the closure from its binaries (linkage summaries) before writing
 
 
 
@@ -86,13 +87,51 @@ def lock_target(target: Target, root: Path, options: LockOptions, knowledge: Kno
     with IndexClient(index_urls(target), cache=cache, offline=options.offline, keep=keep) as client:
         finder = PrefetchingFinder(client, target)
         try:
+            if options.link and hasattr(hook, "binary_linking"):
+                hook.binary_linking = True
             resolution = resolve(target, finder, hook, preferred_pins(previous, options))
+            linkage = _link(target, finder, client, hook, resolution, preferred_pins(previous, options)) \
+                if options.link else None
+            if linkage is not None:
+                resolution = linkage[0]
             sizes = _sizes(client, resolution)
         except MissingFromCache:
             raise client.missing_from_cache() or MissingFromCache(["(unknown)"]) from None
     lock, findings = build_lock(resolution, knowledge, hook, sizes)
+    if linkage is not None:
+        lock = _record_linkage(lock, linkage[1])
     _refuse_errors(lock, findings)
     return LockResult(target.name, path, lock, write_lock(lock, path))
+
+
+def _link(target: Target, finder, client: IndexClient, hook: ResolverHook, resolution: Resolution,
+          preferred: dict[str, str]) -> tuple[Resolution, dict]:
+    """Resolve, link, learn each linkage failure as a conflict, resolve again, until the closure links."""
+    from envbuilder.abi.linkage import summary_digest
+    from envbuilder.resolve.linking import MAX_ROUNDS, conflicts, link_resolution
+
+    for _round in range(MAX_ROUNDS):
+        check = link_resolution(resolution, target, client.http)
+        errors = [f for f in check.report.errors if f.kind != "arch-coverage"]  # per-wheel coverage: the rules
+        if hasattr(hook, "linkage"):
+            hook.linkage = dict(check.summaries)
+        if not errors:
+            return resolution, {sha: summary_digest(s) for sha, s in check.summaries.items()}
+        learned = conflicts(errors, resolution)
+        if not hasattr(hook, "learn") or not hook.learn([c.as_tuple() for c in learned]):
+            lines = "\n".join(f"  - {f.message}" for f in errors[:20])
+            raise CheckFailed(f"{target.name}: the resolved set does not link:\n{lines}")
+        resolution = resolve(target, finder, hook, preferred)
+    raise CheckFailed(f"{target.name}: linking did not settle within {MAX_ROUNDS} resolutions; pin the consumers")
+
+
+def _record_linkage(lock: Lock, digests: dict[str, str]) -> Lock:
+    """Each wheel's linkage-summary digest in the lock (the gate re-derives and compares it)."""
+    from dataclasses import replace
+
+    packages = tuple(replace(p, artifacts=tuple(replace(a, linkage=digests.get(a.sha256)) for a in p.artifacts))
+                     for p in lock.packages)
+    return replace(lock, packages=packages)
 
 
 def _sizes(client: IndexClient, resolution: Resolution) -> dict[str, int]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import random
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -21,26 +20,9 @@ from envbuilder.abi.wheelscan import ScanStats, scan_local, scan_remote
 from envbuilder.errors import BadInput
 from tests.support.dists import make_wheel
 from tests.support.index_server import IndexServer
+from tests.support.linkwheels import CUDA_CONSUMER, CUDART, TAGS, extension, fake_torch, gxx
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")
-
-TAGS = "cp312-cp312-manylinux_2_28_x86_64"
-C10_V1 = 'namespace c10 { int add(int x) { return x + 1; } int keep() { return 7; } }\n'
-C10_V2 = 'namespace c10 { long add(long x) { return x + 2; } int keep() { return 7; } }\n'
-PROVIDER_MODULE = 'namespace c10 { int keep(); }\nextern "C" void* PyInit__C() { return (void*)(long)c10::keep(); }\n'
-EXTENSION = 'namespace c10 { int add(int x); }\nextern "C" void* PyInit__ext() { return (void*)(long)c10::add(1); }\n'
-CUDART = 'extern "C" int cudaGetDeviceCount(int* n) { *n = 0; return 0; }\n'
-CUDA_CONSUMER = 'extern "C" int cudaGetDeviceCount(int*);\nextern "C" void* PyInit__k() { int n; cudaGetDeviceCount(&n); return 0; }\n'
-
-
-def gxx(out: Path, source: str, *args: str) -> bytes:
-    src = out.with_suffix(".cc")
-    src.write_text(source)
-    done = subprocess.run(["g++", "-shared", "-fPIC", "-O1", "-o", str(out), str(src), *args],
-                          capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    return out.read_bytes()
-
 
 @pytest.fixture(autouse=True)
 def private_cache(tmp_path, monkeypatch):
@@ -51,17 +33,8 @@ def private_cache(tmp_path, monkeypatch):
 def wheels(tmp_path_factory) -> dict[str, Path]:
     build = tmp_path_factory.mktemp("link-build")
     out = tmp_path_factory.mktemp("link-wheels")
-    made = {}
-    for version, source in (("1.0", C10_V1), ("2.0", C10_V2)):
-        folder = build / version
-        folder.mkdir()
-        lib = gxx(folder / "libc10.so", source, "-Wl,-soname,libc10.so")
-        module = gxx(folder / "_C.so", PROVIDER_MODULE, f"-L{folder}", "-lc10", "-Wl,-rpath,$ORIGIN/lib")
-        made[f"fakec10-{version}"] = make_wheel("fakec10", version, tags=TAGS, files={
-            "fakec10/__init__.py": b"", "fakec10/lib/libc10.so": lib, "fakec10/_C.so": module}).write(out)
-    ext = gxx(build / "_ext.so", EXTENSION, f"-L{build / '1.0'}", "-lc10")
-    made["ext"] = make_wheel("ext", "1.0", requires_dist=["fakec10"], tags=TAGS,
-                             files={"ext/__init__.py": b"", "ext/_ext.so": ext}).write(out)
+    made = {f"fakec10-{v}": fake_torch(build, v).write(out) for v in ("1.0", "2.0")}
+    made["ext"] = extension(build).write(out)
     cudart_dir = build / "cudart"
     cudart_dir.mkdir()
     cudart = gxx(cudart_dir / "libcudart.so.12", CUDART, "-Wl,-soname,libcudart.so.12")
