@@ -11,13 +11,14 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from envbuilder.serve.profile import ServeProfile
+from envbuilder.serve.profile import PLACEHOLDER, ServeProfile
 
 MODEL_ENV = "ENVBUILDER_MODEL"
 BINARY_ENV = "ENVBUILDER_SERVER_BINARY"
 
 _DEFAULT_BINARY = {
     "sglang": "python3 -m sglang.launch_server",
+    "vllm": "vllm serve",
     "llama.cpp": "llama-server",
     "transformers": "transformers serve",
 }
@@ -40,15 +41,28 @@ class ServeCommand:
 
 
 def _kind_flags(profile: ServeProfile, model: str) -> list[str]:
-    """The flags each server needs to load the model and listen where the profile says."""
+    """The flags each server needs to load the model and listen where the profile says.
+
+    The served name is passed here and only here (the profile rejects `args` that repeat it).
+    """
     where = ["--host", profile.host, "--port", str(profile.port)]
     name = profile.served_model_name
     if profile.kind == "sglang":
         return ["--model-path", model, *where, *(["--served-model-name", name] if name else [])]
+    if profile.kind == "vllm":  # `vllm serve MODEL`: the model is positional
+        return [model, *where, *(["--served-model-name", name] if name else [])]
     if profile.kind == "llama.cpp":
         return ["-m", model, *where, *(["--alias", name] if name else [])]
     # transformers serve loads models on demand by request name; its positional FORCE_MODEL preloads one.
     return [model, *where]
+
+
+def _fill(profile: ServeProfile, model: str, binary: str | None) -> list[str]:
+    """A `command` kind's argv with its placeholders filled; each value stays one argv element."""
+    values = {"model": model, "host": profile.host, "port": str(profile.port),
+              "served_model_name": profile.served_model_name or ""}
+    argv = [PLACEHOLDER.sub(lambda m: values[m.group(1)], arg) for arg in profile.command or ()]
+    return [*shlex.split(binary), *argv[1:]] if binary else argv
 
 
 def client_host(host: str) -> str:
@@ -65,8 +79,11 @@ def build_command(
 ) -> ServeCommand:
     environ = {} if environ is None else environ
     model = model or environ.get(MODEL_ENV) or profile.model
-    binary = binary or environ.get(BINARY_ENV) or profile.binary or _DEFAULT_BINARY[profile.kind]
-    argv = (*shlex.split(binary), *_kind_flags(profile, model), *profile.args)
+    binary = binary or environ.get(BINARY_ENV) or profile.binary
+    if profile.kind == "command":
+        argv = (*_fill(profile, model, binary), *profile.args)
+    else:
+        argv = (*shlex.split(binary or _DEFAULT_BINARY[profile.kind]), *_kind_flags(profile, model), *profile.args)
     host = client_host(profile.host)
     host = f"[{host}]" if ":" in host else host
     return ServeCommand(

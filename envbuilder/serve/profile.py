@@ -7,13 +7,31 @@ launch can never disagree.
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from envbuilder.model import StrictModel
 
-ServerKind = Literal["sglang", "llama.cpp", "transformers"]
+ServerKind = Literal["sglang", "vllm", "llama.cpp", "transformers", "command"]
+
+# `{name}` in a `command` kind's argv; anything else in braces (a JSON argument) is left alone.
+PLACEHOLDER = re.compile(r"\{(\w+)\}")
+PLACEHOLDERS = ("model", "host", "port", "served_model_name")
+
+# Each server's own default port: a profile that names none listens where that server's docs say.
+DEFAULT_PORT = {"sglang": 30000, "vllm": 8000, "llama.cpp": 8080, "transformers": 8000, "command": 8000}
+
+# The flags a kind adds itself (model, host, port, served name): repeating one in `args` would pass it
+# twice, and which one wins is the server's secret. `served_model_name` is handled exactly once.
+KIND_FLAGS = {
+    "sglang": ("--model-path", "--model", "--host", "--port", "--served-model-name"),
+    "vllm": ("--model", "--host", "--port", "--served-model-name"),
+    "llama.cpp": ("-m", "--model", "--host", "--port", "--alias", "-a"),
+    "transformers": ("--host", "--port"),
+    "command": (),
+}
 
 
 class ServeProfile(StrictModel):
@@ -23,6 +41,9 @@ class ServeProfile(StrictModel):
     recipe copied from a model card stays readable in the matrix. `model` and `binary` are defaults:
     `ENVBUILDER_MODEL` / `ENVBUILDER_SERVER_BINARY` (or `--model` / `--binary`) override them, because
     the weights and the binary live at different paths in every image and on every host.
+
+    `kind: command` runs anything else: `command` is the whole argv with `{model}`, `{host}`, `{port}`
+    and `{served_model_name}` placeholders, and `ready_path` is its readiness probe.
     """
 
     kind: ServerKind = "sglang"
@@ -32,12 +53,16 @@ class ServeProfile(StrictModel):
     )
     binary: str | None = Field(
         default=None,
-        description="executable; default per kind: python -m sglang.launch_server, llama-server, transformers",
+        description="executable; default per kind: python -m sglang.launch_server, vllm serve, llama-server, "
+                    "transformers serve; for `command`, replaces the command's first word",
     )
+    command: list[str] | None = Field(
+        default=None, description="kind `command` only: the server's argv with {model} {host} {port} "
+                                  "{served_model_name} placeholders")
     args: list[str] = Field(default_factory=list, description="extra server flags, verbatim")
     env: dict[str, str] = Field(default_factory=dict, description="environment added for the server")
     host: str = "127.0.0.1"
-    port: int = Field(default=30000, ge=1, le=65535)
+    port: int = Field(default=30000, ge=1, le=65535, description="default: the kind's own (sglang 30000, vllm 8000, ...)")
     ready_path: str = Field(default="/health", description="GET answers 200 once the model can generate")
     models_path: str = Field(default="/v1/models", description="GET lists the served model; checked after ready")
     info_path: str | None = Field(
@@ -62,3 +87,42 @@ class ServeProfile(StrictModel):
         if bad:
             raise ValueError(f"invalid environment variable name(s): {', '.join(map(repr, bad))}")
         return value
+
+    @field_validator("command")
+    @classmethod
+    def _placeholders(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return value
+        if not value or not value[0].strip():
+            raise ValueError("must name the executable first, e.g. [my-server, --model, '{model}']")
+        unknown = sorted({m for arg in value for m in PLACEHOLDER.findall(arg) if m not in PLACEHOLDERS})
+        if unknown:
+            raise ValueError(f"unknown placeholder(s) {', '.join('{' + u + '}' for u in unknown)}; "
+                             f"known: {', '.join('{' + p + '}' for p in PLACEHOLDERS)}")
+        return value
+
+    @model_validator(mode="after")
+    def _kind_rules(self) -> ServeProfile:
+        if self.kind == "command":
+            if self.command is None:
+                raise ValueError("kind `command` needs `command:`, the server's argv, e.g. "
+                                 "[my-server, --model, '{model}', --port, '{port}']")
+            used = {m for arg in self.command for m in PLACEHOLDER.findall(arg)}
+            if self.served_model_name and "served_model_name" not in used:
+                raise ValueError("served_model_name is set but `command` has no {served_model_name}: "
+                                 "put it where the server takes its name, or drop served_model_name")
+        elif self.command is not None:
+            raise ValueError(f"`command:` is for kind `command`; kind {self.kind!r} builds its own argv "
+                             f"(add extra flags to `args:`)")
+        repeated = [a.split("=", 1)[0] for a in self.args if a.split("=", 1)[0] in KIND_FLAGS[self.kind]]
+        if repeated:
+            raise ValueError(f"args repeat {', '.join(dict.fromkeys(repeated))}, which kind {self.kind!r} "
+                             f"already passes from model/host/port/served_model_name: set those keys instead")
+        return self
+
+    @model_validator(mode="before")
+    @classmethod
+    def _kind_port(cls, data: object) -> object:
+        if isinstance(data, dict) and "port" not in data and data.get("kind", "sglang") in DEFAULT_PORT:
+            return {**data, "port": DEFAULT_PORT[data.get("kind", "sglang")]}
+        return data
