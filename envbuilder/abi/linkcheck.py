@@ -158,3 +158,36 @@ def check_closure(wheels: list[ClosureWheel], manifest: str, http=None, *, pytho
     report = report.model_copy(update={"bytes_fetched": stats.bytes_fetched,
                                        "seconds": time.perf_counter() - started})
     return ClosureCheck(report, found, stats)
+
+
+def closure_of_lock(lock) -> list[ClosureWheel]:
+    """The wheels a lock installs (one per package, as the installer picks) with dependency edges."""
+    wheels = []
+    for package in lock.packages:
+        edges = []
+        for text in package.dependencies:
+            try:
+                edges.append(canonicalize_name(Requirement(text).name))
+            except InvalidRequirement:
+                continue
+        wheel = next((a for a in sorted(package.artifacts) if a.kind == "wheel"), None) if package.build is None \
+            else None
+        wheels.append(ClosureWheel(package.name, package.version, tuple(sorted(set(edges))),
+                                   filename=wheel.filename if wheel else None, sha256=wheel.sha256 if wheel else None,
+                                   size=wheel.size if wheel else None))
+    return wheels
+
+
+def lock_manifest(lock) -> str:
+    """The system manifest for the lock's base image (BadInput when none describes it)."""
+    image = str(lock.toolchain.get("base-image", ""))
+    manifest = systems.for_image(image)
+    if manifest is None:
+        raise BadInput(f"lock for {lock.target}: no system manifest describes base image {image!r} "
+                       f"(known: {', '.join(systems.available())})")
+    return manifest.id
+
+
+def recorded_digests(lock) -> dict[str, str]:
+    """sha256 -> linkage digest the lock claims (empty for a lock made without `--link`)."""
+    return {a.sha256: a.linkage for p in lock.packages for a in p.artifacts if a.linkage}

@@ -52,3 +52,25 @@ def test_lock_link_refuses_a_pinned_break_naming_file_symbol_and_provider(projec
     assert result.rc == 1, result.text
     assert "ext/_ext.so" in result.text and "c10::add(int)" in result.text and "fakec10 2.0" in result.text
     assert not project.lock_path("linked").exists()
+
+
+def test_gate_links_the_head_and_names_the_new_break(project, default_index, tmp_path, monkeypatch):
+    monkeypatch.setenv("ENVBUILDER_CACHE_DIR", str(tmp_path / "cache"))
+    build = tmp_path / "build"
+    v1, v2 = fake_torch(build, "1.0"), fake_torch(build, "2.0")
+    for dist in (v1, v2, extension(build)):
+        default_index.add(dist)
+    (project.root / "matrices" / "linked.yaml").write_text(_matrix('  ext: "==1.0"\n  fakec10: "==1.0"\n'))
+    assert project.run("lock", "--link", "linked").rc == 0
+    base = project.lock_path("linked").read_text()
+    (tmp_path / "base.lock.toml").write_text(base)
+    same = project.run("gate", "--base", str(tmp_path / "base.lock.toml"))
+    assert same.rc == 0, same.text
+
+    head = base.replace(v1.sha256, v2.sha256).replace(v1.filename, v2.filename) \
+        .replace(f"size = {v1.size}", f"size = {v2.size}")
+    head = head.replace('name = "fakec10"\nversion = "1.0"', 'name = "fakec10"\nversion = "2.0"')
+    project.lock_path("linked").write_text(head)
+    result = project.run("gate", "--base", str(tmp_path / "base.lock.toml"))
+    assert result.rc == 1, result.text
+    assert "link-undefined-symbol" in result.text and "c10::add(int)" in result.text
