@@ -2,6 +2,7 @@
 
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -45,3 +46,22 @@ def published(default_index):
 
     shipped = stack_lock()
     return lambda lock, base=shipped: publish(default_index, lock, base)
+
+
+@pytest.fixture
+def gate_in_process(capsys, monkeypatch):
+    """The CLI entry point in this process (imports paid once), as `tests.gate.stack.gate` runs it."""
+    from envbuilder.cli import main
+
+    def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+        monkeypatch.chdir(cwd)
+        capsys.readouterr()
+        try:
+            main(["gate", *args])
+            code = 0
+        except SystemExit as exc:
+            code = exc.code or 0
+        out = capsys.readouterr()
+        return subprocess.CompletedProcess(args, code, out.out, out.err)
+
+    return run

@@ -7,10 +7,13 @@ from the matrix's pins with the wheel names the index publishes (compat-facts Q3
 from __future__ import annotations
 
 import hashlib
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 from envbuilder.abi.hook import AbiHook
 from envbuilder.knowledge import load_knowledge
@@ -23,6 +26,8 @@ from tests.support.index_server import IndexServer
 ROOT = Path(__file__).resolve().parents[2]
 TARGET = "blackwell-sm120"
 SHIPPED = ROOT / "locks" / f"{TARGET}.lock.toml"
+LOCK = f"locks/{TARGET}.lock.toml"  # the head lock's place in a project
+TORCH_210 = "torch-2.10.0-3-cp312-cp312-manylinux_2_28_x86_64.whl"
 
 WHEELS = {
     "torch": ("2.9.1", "torch-2.9.1-cp312-cp312-manylinux_2_28_x86_64.whl"),
@@ -36,6 +41,12 @@ WHEELS = {
     "einops": ("0.8.1", "einops-0.8.1-py3-none-any.whl"),
     "nvidia-cuda-runtime-cu12": ("12.8.90", "nvidia_cuda_runtime_cu12-12.8.90-py3-none-manylinux2014_x86_64.manylinux_2_17_x86_64.whl"),
 }
+
+
+def gate(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    """`envbuilder gate ...` in a real process, as CI runs it."""
+    return subprocess.run([sys.executable, "-m", "envbuilder", "gate", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
 
 
 def fake_sha(filename: str) -> str:
@@ -124,7 +135,34 @@ def publish(server: IndexServer, lock: Lock, base: Lock | None = None) -> Lock:
     return lock.replace_packages(tuple(packages))
 
 
+def tqdm_bump(lock: Lock) -> Lock:
+    """A pure-Python patch bump: what should pass."""
+    v = Version(lock.package("tqdm").version)
+    new = f"{v.major}.{v.minor}.{v.micro + 1}"
+    return with_package(lock, "tqdm", new, f"tqdm-{new}-py3-none-any.whl")
+
+
+def torch_bump(lock: Lock) -> Lock:
+    """torch 2.10.0 as a re-lock writes it: flash-attn's source build follows, sgl-kernel is kept."""
+    fa = lock.package("flash-attn")
+    bumped = with_package(lock, "torch", "2.10.0", TORCH_210)
+    rebuilt = replace(fa, build=replace(fa.build, requires=("torch==2.10.0",)))
+    return with_package(bumped, "flash-attn", fa.version, facets=recorded_facets(rebuilt, "2.10.0"), build=rebuilt.build)
+
+
 def write(lock: Lock, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(dumps(lock), encoding="utf-8")
     return path
+
+
+def committed(project: Path, base: Lock, head: Lock | None = None):
+    """A git repository (branch main) holding `project`'s matrices and `base` as its lock; `head`
+    then written to the working tree, as a PR leaves it before `gate --base-ref main`."""
+    from tests.support.gitrepo import make_git_repo
+
+    files = {f"matrices/{p.name}": p.read_text() for p in (project / "matrices").glob("*.yaml")}
+    repo = make_git_repo(project, [{LOCK: write(base, project / LOCK).read_text(), **files}])
+    if head is not None:
+        write(head, project / LOCK)
+    return repo

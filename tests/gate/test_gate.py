@@ -3,63 +3,14 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
-from packaging.version import Version
 
-from tests.gate.stack import TARGET, recorded_facets, stack_lock, with_package, write
+from tests.gate.stack import LOCK, TARGET, committed, gate, stack_lock, torch_bump, tqdm_bump, with_package, write
 from tests.support.gitrepo import make_git_repo
 
-TORCH_210 = "torch-2.10.0-3-cp312-cp312-manylinux_2_28_x86_64.whl"
 FA_PREBUILT = "flash_attn-2.8.3+cu12torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl"
-LOCK = f"locks/{TARGET}.lock.toml"
-
-
-def gate(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    """`envbuilder gate ...` in a real process, as CI runs it."""
-    return subprocess.run([sys.executable, "-m", "envbuilder", "gate", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=120)
-
-
-@pytest.fixture
-def gate_in_process(capsys, monkeypatch):
-    """The same CLI entry point in this process (imports paid once): for the many format checks."""
-    from envbuilder.cli import main
-
-    def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-        monkeypatch.chdir(cwd)
-        capsys.readouterr()
-        try:
-            main(["gate", *args])
-            code = 0
-        except SystemExit as exc:
-            code = exc.code or 0
-        out = capsys.readouterr()
-        return subprocess.CompletedProcess(args, code, out.out, out.err)
-
-    return run
-
-
-def patch_bump(version: str) -> str:
-    v = Version(version)
-    return f"{v.major}.{v.minor}.{v.micro + 1}"
-
-
-def _tqdm(lock):
-    new = patch_bump(lock.package("tqdm").version)
-    return with_package(lock, "tqdm", new, f"tqdm-{new}-py3-none-any.whl")
-
-
-def _torch(lock):
-    """torch 2.10.0 as a re-lock writes it: flash-attn's source build follows, sgl-kernel is kept."""
-    fa = lock.package("flash-attn")
-    bumped = with_package(lock, "torch", "2.10.0", TORCH_210)
-    rebuilt = replace(fa, build=replace(fa.build, requires=("torch==2.10.0",)))
-    return with_package(bumped, "flash-attn", fa.version, facets=recorded_facets(rebuilt, "2.10.0"), build=rebuilt.build)
 
 
 def _flash_attn_prebuilt(lock):
@@ -78,11 +29,11 @@ DRIVER_CHANGED = ("*", "toolchain-changed")  # listed for review besides what th
 MVC = {("torch", "driver-cuda"), ("sgl-kernel", "driver-cuda"), ("flash-attn", "driver-cuda")}
 CASES = {
     # name: (edit, verdict, exit code, new errors as (package, rule), new warnings)
-    "torch-bump-keeps-sgl-kernel": (_torch, "reject", 1, {("sgl-kernel", "abi-torch")}, set()),
+    "torch-bump-keeps-sgl-kernel": (torch_bump, "reject", 1, {("sgl-kernel", "abi-torch")}, set()),
     "flash-attn-prebuilt-torch28": (_flash_attn_prebuilt, "reject", 1, {("flash-attn", "abi-torch")}, set()),
     "driver-below-570.26": (_driver, "reject", 1, {("*", "driver-arch")}, MVC | {DRIVER_CHANGED}),
     "driver-570-mvc": (_driver_mvc, "warn", 0, set(), {("sgl-kernel", "driver-cuda"), DRIVER_CHANGED}),
-    "tqdm-patch": (_tqdm, "pass", 0, set(), set()),
+    "tqdm-patch": (tqdm_bump, "pass", 0, set(), set()),
 }
 
 
@@ -110,7 +61,7 @@ def test_verdicts_on_the_shipped_stack(case, project, base_lock, published):
 
 def test_torch_bump_names_sgl_kernel_and_torch_29_in_every_format(project, base_lock, published, gate_in_process):
     base = write(base_lock, project / "base.lock.toml")
-    write(published(_torch(base_lock)), project / LOCK)
+    write(published(torch_bump(base_lock)), project / LOCK)
     text = gate_in_process("--base", str(base), cwd=project)                     # --head defaults to the project's lock
     assert text.returncode == 1 and "REJECT" in text.stdout
     assert "sgl-kernel 0.3.21 was built against torch 2.9" in text.stdout
@@ -127,7 +78,7 @@ def test_torch_bump_names_sgl_kernel_and_torch_29_in_every_format(project, base_
 
 
 def test_changes_are_classified(project, base_lock, published, gate_in_process):
-    head = _tqdm(_torch(base_lock))
+    head = tqdm_bump(torch_bump(base_lock))
     head = with_package(head, "orjson-tiny", "1.0.0", "orjson_tiny-1.0.0-py3-none-any.whl")
     head = head.replace_packages(tuple(p for p in head.packages if p.name != "einops"))
     major = with_package(head, "transformers", "6.0.0", "transformers-6.0.0-py3-none-any.whl")
@@ -155,7 +106,7 @@ def test_strict_makes_warn_fail(project, base_lock, published, gate_in_process):
 
 def test_the_head_lock_facets_are_recomputed_not_trusted(project, base_lock, published, gate_in_process):
     """A head lock that claims sgl-kernel was built for torch 2.10 is still rejected."""
-    head = published(_torch(base_lock))
+    head = published(torch_bump(base_lock))
     sgl = head.package("sgl-kernel")
     lying = replace(sgl, facets=replace(sgl.facets, torch="2.10"))
     head = head.replace_packages(tuple(lying if p.name == "sgl-kernel" else p for p in head.packages))
@@ -169,7 +120,7 @@ def test_the_head_lock_facets_are_recomputed_not_trusted(project, base_lock, pub
 
 def test_json_schema_is_stable(project, base_lock, published, gate_in_process):
     base = write(base_lock, project / "base.lock.toml")
-    write(published(_torch(base_lock)), project / LOCK)
+    write(published(torch_bump(base_lock)), project / LOCK)
     result = json.loads(gate_in_process("--base", str(base), "--format", "json", cwd=project).stdout)
     assert set(result) == {"schema", "verdict", "strict", "targets", "counts"} and result["schema"] == 1
     target = result["targets"][0]
@@ -183,7 +134,7 @@ def test_json_schema_is_stable(project, base_lock, published, gate_in_process):
 def test_a_prose_entry_naming_the_lock_digest_is_shown_but_never_counts(project, base_lock, published,
                                                                         gate_in_process):
     """Prose names no report, so nothing can re-check it (issue 15): only records count."""
-    head = published(_tqdm(base_lock))
+    head = published(tqdm_bump(base_lock))
     matrix = project / "matrices" / f"{TARGET}.yaml"
     text = matrix.read_text()
     matrix.write_text(text.replace('by: "seed workload', f'lock: "{head.digest}", by: "seed workload'))
@@ -216,20 +167,13 @@ def test_a_corrupt_head_lock_is_bad_input(project, base_lock, gate_in_process):
 
 # ------------------------------------------------------------------ --base-ref on a real repository
 
-def _repo(project: Path, base_lock, head_lock):
-    repo = make_git_repo(project, [{LOCK: (write(base_lock, project / LOCK)).read_text(),
-                                    **{f"matrices/{p.name}": p.read_text() for p in (project / "matrices").glob("*.yaml")}}])
-    write(head_lock, project / LOCK)
-    return repo
-
-
 def test_base_ref_reject_and_pass(project, base_lock, published, gate_in_process):
-    repo = _repo(project, base_lock, published(_torch(base_lock)))
+    repo = committed(project, base_lock, published(torch_bump(base_lock)))
     done = gate_in_process("--base-ref", "main", "--format", "json", cwd=project)       # working tree vs main
     assert done.returncode == 1, done.stderr
     result = json.loads(done.stdout)
     assert result["targets"][0]["base"] == f"main:{LOCK}" and result["targets"][0]["head"] == LOCK
-    repo.commit({LOCK: write(published(_tqdm(base_lock)), project / LOCK).read_text()})
+    repo.commit({LOCK: write(published(tqdm_bump(base_lock)), project / LOCK).read_text()})
     assert gate_in_process("--base-ref", "HEAD~1", cwd=project).returncode == 0
     bad = gate_in_process("--base-ref", "origin/nope", cwd=project)
     assert bad.returncode == 2 and "fetch-depth: 0" in bad.stderr
@@ -238,7 +182,7 @@ def test_base_ref_reject_and_pass(project, base_lock, published, gate_in_process
 def test_base_ref_judges_the_base_with_the_matrices_of_its_ref(project, base_lock, published, gate_in_process):
     """Locks that record no driver: the PR lowers the matrix's floor, and only the head is judged by it."""
     unrecorded = replace(base_lock, toolchain={k: v for k, v in base_lock.toolchain.items() if k != "driver-min"})
-    _repo(project, unrecorded, published(_tqdm(unrecorded), unrecorded))
+    committed(project, unrecorded, published(tqdm_bump(unrecorded), unrecorded))
     matrix = project / "matrices" / f"{TARGET}.yaml"
     matrix.write_text(matrix.read_text().replace('min: "590.48.01"', 'min: "560.35.03"'))
     result = json.loads(gate_in_process("--base-ref", "main", "--format", "json", cwd=project).stdout)
@@ -249,7 +193,7 @@ def test_base_ref_judges_the_base_with_the_matrices_of_its_ref(project, base_loc
 
 def test_a_lock_added_in_the_head_is_judged_whole(project, base_lock, published, gate_in_process):
     make_git_repo(project, [{"README": "no locks yet\n"}])
-    write(published(_torch(base_lock), None), project / LOCK)
+    write(published(torch_bump(base_lock), None), project / LOCK)
     result = json.loads(gate_in_process("--base-ref", "main", "--format", "json", cwd=project).stdout)
     target = result["targets"][0]
     assert target["base"] is None and result["verdict"] == "reject"

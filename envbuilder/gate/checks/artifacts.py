@@ -34,9 +34,9 @@ def files_of(lock: Lock | None) -> list[LockedFile]:
 
 
 def new_files(ctx: GateContext) -> list[LockedFile]:
-    """Head files the base does not lock with the same name, hash and size."""
-    known = {(f.filename, f.sha256, f.size) for f in files_of(ctx.base.lock if ctx.base else None)}
-    return [f for f in files_of(ctx.head.lock) if (f.filename, f.sha256, f.size) not in known]
+    """Head files whose name the base does not lock (a known name with other bytes is `check_replaced`'s)."""
+    known = {f.filename for f in files_of(ctx.base.lock if ctx.base else None)}
+    return [f for f in files_of(ctx.head.lock) if f.filename not in known]
 
 
 def check_replaced(ctx: GateContext) -> Iterator[GateFinding]:

@@ -81,10 +81,16 @@ def _packages(ctx: GateContext, base: Lock, head: Lock) -> Iterator[GateFinding]
             continue
         if before.source != package.source:
             yield ctx.finding(package.name, "source-changed", "warning",
-                              f"{package.name} source {_show(before.source.to_dict())} -> "
-                              f"{_show(package.source.to_dict())}: review what the new source holds",
-                              line=ctx.package_line(package.name))
+                              f"{package.name} source {_source(before)} -> {_source(package)}: "
+                              "review what the new source holds", line=ctx.package_line(package.name))
         yield from _recipe(ctx, before, package, head)
+
+
+def _source(package: LockedPackage) -> str:
+    """The source as JSON, any URL without its credentials (a lock must hold none; never echo one)."""
+    from envbuilder.index.http import redact
+
+    return _show({key: redact(str(value)) for key, value in package.source.to_dict().items()})
 
 
 def _recipe(ctx: GateContext, before: LockedPackage, after: LockedPackage, head: Lock) -> Iterator[GateFinding]:
