@@ -1,8 +1,9 @@
 """A bake file: every target's rendered context as one `docker buildx bake` target.
 
-The file carries no host facts: the index URL and MAX_JOBS are bake variables read from the
-environment at bake time, and secrets are added on the command line (`--set '*.secrets=...'`),
-so the file can be committed and run on any BuildKit, local or remote.
+The file carries no host facts: MAX_JOBS is a bake variable read from the environment at bake
+time, the index URL a secret read from the INDEX_URL environment variable (never a build arg:
+those are kept in the image history), and other secrets are added on the command line
+(`--set '*.secrets=...'`), so the file can be committed and run on any BuildKit, local or remote.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ def _target(rendered: Rendered, context: str, cache_dir: str) -> dict:
         "target": "runtime",
         "tags": [default_tag(plan)],
         "labels": dict(plan.labels()),
-        "args": {"INDEX_URL": "${INDEX_URL}", "MAX_JOBS": "${MAX_JOBS}"},
+        "args": {"MAX_JOBS": "${MAX_JOBS}"},
+        "secret": ["id=index_url,env=INDEX_URL"],
         "cache-from": [f"type=local,src={cache}"],
         "cache-to": [f"type=local,dest={cache},mode=max"],
     }
@@ -37,7 +39,7 @@ def bake_file(contexts: dict[str, tuple[Rendered, Path]], bake_path: Path, cache
         rel = os.path.relpath(Path(context).resolve(), Path(bake_path).resolve().parent)
         targets[name] = _target(rendered, rel, cache_dir)
     doc = {
-        "variable": {"INDEX_URL": {"default": ""}, "MAX_JOBS": {"default": ""}},
+        "variable": {"MAX_JOBS": {"default": ""}},
         "group": {"default": {"targets": sorted(targets)}},
         "target": targets,
     }

@@ -4,11 +4,15 @@ Copied into build stages as a standalone script (stdlib only). `pip download` ca
 without preparing its metadata, which installs and may compile its whole build backend; a stage
 that compiles a binary from the sdist needs only the bytes the lock names.
 
-    python3 fetch.py SOURCE_JSON DEST_DIR     (INDEX_URL from the environment, else pip's default)
+    python3 fetch.py SOURCE_JSON DEST_DIR     (PIP_INDEX_URL from the environment, else pip's default)
+
+The index URL comes from a BuildKit secret exported for this RUN only; its credentials (if any)
+are sent as basic auth to the index's own host and never printed.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import netrc
@@ -44,10 +48,31 @@ def default_index() -> str:
     return PyPI.simple_url
 
 
+_INDEX_AUTH: dict[str, str] = {}  # scheme://host:port -> Authorization header, from the index URL
+
+
+def split_credentials(index: str) -> str:
+    """The index URL without user:password; they are kept for requests to that host only."""
+    parts = urllib.parse.urlsplit(index)
+    if "@" not in parts.netloc:
+        return index
+    userinfo, _, hostport = parts.netloc.rpartition("@")
+    user, _, password = userinfo.partition(":")
+    token = f"{urllib.parse.unquote(user)}:{urllib.parse.unquote(password)}".encode()
+    _INDEX_AUTH[f"{parts.scheme}://{hostport.lower()}"] = "Basic " + base64.b64encode(token).decode()
+    return urllib.parse.urlunsplit(parts._replace(netloc=hostport))
+
+
 def _opener(url: str) -> urllib.request.OpenerDirector:
-    """Basic auth from ~/.netrc (mounted as a BuildKit secret) when it has the index host."""
+    """Basic auth from the index URL, else from ~/.netrc (mounted as a BuildKit secret)."""
     handlers = []
-    host = urllib.parse.urlsplit(url).hostname or ""
+    parts = urllib.parse.urlsplit(url)
+    header = _INDEX_AUTH.get(f"{parts.scheme}://{parts.netloc.lower()}")
+    if header:
+        opener = urllib.request.build_opener()
+        opener.addheaders = [("Authorization", header)]
+        return opener
+    host = parts.hostname or ""
     try:
         auth = netrc.netrc().authenticators(host)
     except (FileNotFoundError, netrc.NetrcParseError):
@@ -95,7 +120,7 @@ def fetch(source: dict, dest: str, index: str) -> str:
 def main(argv: list[str]) -> None:
     with open(argv[1]) as handle:
         source = json.load(handle)
-    print(fetch(source, argv[2], os.environ.get("INDEX_URL") or default_index()))
+    print(fetch(source, argv[2], split_credentials(os.environ.get("PIP_INDEX_URL") or default_index())))
 
 
 if __name__ == "__main__":

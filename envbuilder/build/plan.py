@@ -286,7 +286,7 @@ def _serve_command(target: Target) -> str | None:
     from envbuilder.serve.command import build_command
     from envbuilder.serve.profile import ServeProfile
 
-    return build_command(ServeProfile.model_validate(target.matrix.serve), environ={}).shell()
+    return build_command(ServeProfile.model_validate(target.matrix.serve), environ={}).shell(hide_env=True)
 
 
 def _python(lock: Lock, target: Target) -> str:

@@ -1,11 +1,14 @@
 """`envbuilder build`: render into a context, pick a driver, pass host facts as build args, build.
 
-Host facts (the user's index, their CA bundle, the builder's memory) enter only here, as build
-arguments and secrets, so the rendered Dockerfile stays the same on every machine.
+Host facts (the user's index, their CA bundle, the builder's memory) enter only here, so the
+rendered Dockerfile stays the same on every machine. The index URL (which may carry credentials)
+and the CA bundle are BuildKit secrets, mounted for the install steps only; build arguments are
+recorded in the image history, so only MAX_JOBS is one.
 """
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Callable
 from contextlib import ExitStack
@@ -61,14 +64,22 @@ def _secret_ids(secrets: tuple[str, ...]) -> set[str]:
     return ids
 
 
-def secrets(given: tuple[str, ...]) -> tuple[str, ...]:
-    """The user's secrets, plus the CA bundle their pip trusts as `cacert` unless they gave one."""
-    from envbuilder.index.config import ca_bundle
+def secrets(given: tuple[str, ...], secret_dir: Path | None = None) -> tuple[str, ...]:
+    """The user's secrets, plus the CA bundle their pip trusts as `cacert` and their index URL as
+    `index_url` (written to a 0600 file in `secret_dir`, outside the context) unless they gave one."""
+    from envbuilder.index.config import ca_bundle, default_index_url
 
     out = list(given)
+    ids = _secret_ids(given)
     bundle = ca_bundle()
-    if "cacert" not in _secret_ids(given) and bundle is not None and bundle.is_file():
+    if "cacert" not in ids and bundle is not None and bundle.is_file():
         out.append(f"id=cacert,src={bundle}")
+    if "index_url" not in ids and secret_dir is not None:
+        path = secret_dir / "index_url"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(default_index_url())
+        out.append(f"id=index_url,src={path}")
     return tuple(out)
 
 
@@ -92,9 +103,7 @@ def max_jobs(plan: BuildPlan, forced: int | None) -> int | None:
 
 
 def build_args(plan: BuildPlan, opts: BuildOptions) -> tuple[tuple[str, str], ...]:
-    from envbuilder.index.config import default_index_url
-
-    args = [("INDEX_URL", default_index_url())]
+    args = []
     jobs = max_jobs(plan, opts.max_jobs)
     if jobs is not None:
         args.append(("MAX_JOBS", str(jobs)))
@@ -115,9 +124,10 @@ def build(target: str, opts: BuildOptions, echo: Callable[[str], None] | None = 
     with ExitStack() as stack:
         out = opts.context_dir or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="envbuilder-ctx-")))
         context = write_context(rendered, out)
+        secret_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="envbuilder-secrets-")))
         request = drv.BuildRequest(
             context=context, tags=opts.tags or (default_tag(rendered.plan),), stage=opts.stage,
-            build_args=build_args(rendered.plan, opts), secrets=secrets(opts.secrets), network=opts.network,
+            build_args=build_args(rendered.plan, opts), secrets=secrets(opts.secrets, secret_dir), network=opts.network,
             no_cache=opts.no_cache)
         result = drv.run_build(driver, request, echo)
     return BuildOutcome(rendered.plan, driver, request, result)

@@ -33,8 +33,8 @@ def _plan_text(plan: BuildPlan, tag: str) -> str:
     lines.append("stage       python, runtime")
     if plan.serve_command:
         lines.append(f"serve       {plan.serve_command}")
-    lines.append("build args  INDEX_URL (your pip/uv index), MAX_JOBS (from the builder's memory); "
-                 "secrets: cacert (your CA bundle), netrc")
+    lines.append("build args  MAX_JOBS (from the builder's memory); "
+                 "secrets: index_url (your pip/uv index), cacert (your CA bundle), netrc")
     lines += [f"note        {n}" for n in plan.notes]
     return "\n".join(lines)
 

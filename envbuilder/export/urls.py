@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from envbuilder.errors import BadInput, CheckFailed
+from envbuilder.index.http import redact, strip_credentials
 from envbuilder.export.selection import Entry, Selection
 from envbuilder.lock.model import Artifact
 
@@ -47,13 +48,13 @@ def _match(entry: Entry, files: Sequence[IndexFile], index_name: str, index_url:
     for artifact in entry.artifacts:
         found = by_name.get(artifact.filename)
         if found is None:
-            raise CheckFailed(f"index {index_name!r} ({index_url}) does not serve {artifact.filename} "
+            raise CheckFailed(f"index {index_name!r} ({redact(index_url)}) does not serve {artifact.filename} "
                               f"for {entry.pin}: export from the index the lock was made with, or re-lock")
         if found.sha256 and found.sha256.lower() != artifact.sha256.lower():
-            raise CheckFailed(f"index {index_name!r} ({index_url}) serves {artifact.filename} with sha256 "
+            raise CheckFailed(f"index {index_name!r} ({redact(index_url)}) serves {artifact.filename} with sha256 "
                               f"{found.sha256}, but the lock has {artifact.sha256}: the file changed on the "
                               "index; re-lock and review the change")
-        urls[artifact.sha256] = found.url
+        urls[artifact.sha256] = strip_credentials(found.url)
     return urls
 
 
@@ -69,7 +70,8 @@ def locate(selection: Selection, client: FileLister, workers: int = 16) -> dict[
     def one(entry: Entry) -> tuple[str, Located]:
         name, url = _index_url(selection, entry, client)
         files = client.files(entry.name, name)
-        return entry.name, Located(url, _match(entry, files, name, url))
+        # written into the export: never with credentials (installers bring their own: netrc, keyring)
+        return entry.name, Located(strip_credentials(url), _match(entry, files, name, url))
 
     if not wanted:
         return {}

@@ -35,6 +35,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import platformdirs
 from filelock import FileLock
@@ -67,6 +68,13 @@ def _checked(kind: str, value: str, pattern: re.Pattern[str]) -> str:
             "lock gave a value that could point outside the cache); report it to the index or fix the lock"
         )
     return value
+
+
+def _index_key(index_url: str) -> str:
+    """Pages are keyed by the index URL without credentials: a rotated token keeps the cache."""
+    parts = urlsplit(index_url)
+    bare = urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2])) if "@" in parts.netloc else index_url
+    return key_of(bare.rstrip("/") + "/")
 
 
 def key_of(text: str) -> str:
@@ -207,7 +215,7 @@ class Cache:
             self._verified.pop(path, None)
 
     def page_path(self, index_url: str, project: str) -> Path:
-        return self.root / "pages" / key_of(index_url.rstrip("/") + "/") / _checked("project name", project, _PROJECT)
+        return self.root / "pages" / _index_key(index_url) / _checked("project name", project, _PROJECT)
 
     def read_page(self, index_url: str, project: str) -> CachedPage | None:
         opened = self._read_sealed(self.page_path(index_url, project))
@@ -218,7 +226,7 @@ class Cache:
         return CachedPage(payload, float(fetched_at) if isinstance(fetched_at, int | float) else 0.0)
 
     def write_page(self, index_url: str, project: str, body: bytes) -> None:
-        meta = {"fetched_at": time.time(), "index": key_of(index_url.rstrip("/") + "/")}
+        meta = {"fetched_at": time.time(), "index": _index_key(index_url)}
         self._write_sealed(self.page_path(index_url, project), body, meta)
 
     def metadata_path(self, file_sha256: str) -> Path:
@@ -291,4 +299,4 @@ class Cache:
 
     # -- git ------------------------------------------------------------------------
     def git_dir(self, url: str) -> Path:
-        return self.root / "git" / f"{key_of(url)}.git"
+        return self.root / "git" / f"{_index_key(url)}.git"

@@ -41,7 +41,7 @@ from envbuilder.index.distmeta import (
     static_sdist_metadata,
 )
 from envbuilder.index.errors import RECOVERY_HINT, HashMismatch, MissingFromCache, RangeNotSupported
-from envbuilder.index.http import DEFAULT_DEADLINE, Http, redact
+from envbuilder.index.http import DEFAULT_DEADLINE, Http, IndexAuth, redact, strip_credentials
 from envbuilder.index.models import CoreMetadata, FileInfo
 from envbuilder.index.rangefile import RangeFile
 from envbuilder.index.simple import (
@@ -140,7 +140,7 @@ class IndexClient:
         """The shared HTTP client, created on first network use (offline runs never build it)."""
         with self._http_lock:
             if self._http is None:
-                self._http = Http(**self._http_args)  # type: ignore[arg-type]
+                self._http = Http(**self._http_args, auth=IndexAuth(list(self.indexes.values())))  # type: ignore[arg-type]
             return self._http
 
     def index_url(self, index: str) -> str:
@@ -225,7 +225,7 @@ class IndexClient:
         cached = self._cached_files(url, project, index, self.page_ttl)
         if cached is not None:
             return cached
-        with self.cache.locked("page", key_of(f"{url} {project}")):
+        with self.cache.locked("page", key_of(f"{strip_credentials(url)} {project}")):
             cached = self._cached_files(url, project, index, self.page_ttl)  # another process got it
             if cached is not None:
                 return cached

@@ -17,6 +17,8 @@ one read timeout, which is itself capped by the deadline.
 from __future__ import annotations
 
 import hashlib
+import netrc
+import os
 import random
 import re
 import threading
@@ -25,7 +27,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import httpx
 
@@ -95,6 +97,7 @@ class Http:
         client: httpx.Client | None = None,
         deadline: float = DEFAULT_DEADLINE,
         budget: float | None = None,
+        auth: httpx.Auth | None = None,
     ):
         self.retries = retries
         self.backoff = backoff
@@ -116,6 +119,7 @@ class Http:
                                 keepalive_expiry=60.0),
             headers={"User-Agent": f"envbuilder/{__version__}"},
             trust_env=True,  # HTTPS_PROXY / NO_PROXY as every other tool honours them
+            auth=auth,
         )
 
     def close(self) -> None:
@@ -283,6 +287,56 @@ def _check_status(response: httpx.Response, ok: tuple[int, ...]) -> None:
         raise _RetryableStatus(status)
     hint = " (credentials needed? put them in the index URL: https://USER:TOKEN@host/simple)" if status in (401, 403) else ""
     raise Unreachable(f"{redact(str(response.request.url))} answered HTTP {status}{hint}: {RECOVERY_HINT}")
+
+
+def strip_credentials(url: str) -> str:
+    """The URL without any user or password: what may be written to a file, a key or an image.
+
+    Installers find the credentials again where the user keeps them (PIP_INDEX_URL, netrc, keyring).
+    """
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+
+
+def _netloc(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2].lower()}"
+
+
+class IndexAuth(httpx.Auth):
+    """Basic auth for requests to a configured index's scheme://host:port, as pip does.
+
+    Page links are stored without credentials (see simple._clean), so a file on the index's own
+    host gets them back here; other hosts (a CDN) never see them. Without credentials in the URL,
+    the user's ~/.netrc (NETRC) answers, as it does for pip, uv and curl.
+    """
+
+    def __init__(self, index_urls: list[str]):
+        self.by_host: dict[str, tuple[str, str]] = {}
+        for url in index_urls:
+            parts = urlsplit(url)
+            if parts.username is not None:
+                self.by_host[_netloc(url)] = (unquote(parts.username), unquote(parts.password or ""))
+
+    def auth_flow(self, request: httpx.Request):  # type: ignore[no-untyped-def]
+        if "Authorization" not in request.headers:
+            found = self.by_host.get(_netloc(str(request.url))) or _netrc_login(request.url.host)
+            if found is not None:
+                request.headers["Authorization"] = httpx.BasicAuth(*found)._auth_header  # noqa: SLF001
+        yield request
+
+
+def _netrc_login(host: str) -> tuple[str, str] | None:
+    path = Path(os.environ.get("NETRC", "") or Path.home() / ".netrc")
+    if not path.is_file():
+        return None
+    try:
+        entry = netrc.netrc(path).authenticators(host)
+    except (netrc.NetrcParseError, OSError, UnicodeDecodeError):
+        return None
+    return (entry[0], entry[2] or "") if entry else None
 
 
 def redact(url: str) -> str:

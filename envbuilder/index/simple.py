@@ -19,6 +19,7 @@ from urllib.parse import unquote, urljoin
 from packaging.utils import NormalizedName
 
 from envbuilder.index import fastjson
+from envbuilder.index.http import redact, strip_credentials
 from envbuilder.index.models import DIST_SUFFIXES, FileInfo, file_kind
 
 JSON_CONTENT_TYPE = "application/vnd.pypi.simple.v1+json"
@@ -62,7 +63,7 @@ def _clean(row: Row) -> Row | None:
         size = None
     return (
         filename,
-        url,
+        strip_credentials(url) if "@" in url else url,  # the index's credentials stay in memory only
         sha,
         size,
         requires_python if isinstance(requires_python, str) else None,
@@ -84,7 +85,7 @@ def parse_page(body: bytes, content_type: str, page_url: str) -> list[Row]:
         return parse_json_page(body, page_url)
     if media in (HTML_CONTENT_TYPE, "text/html"):
         return parse_html_page(body.decode("utf-8", "replace"), page_url)
-    raise PageError(f"{page_url}: unexpected content type {content_type!r} for a simple-API page")
+    raise PageError(f"{redact(page_url)}: unexpected content type {content_type[:80]!r} for a simple-API page")
 
 
 def _absolute(base: str, url: str) -> str:
@@ -112,7 +113,7 @@ def parse_json_page(body: bytes, page_url: str) -> list[Row]:
         entries = fastjson.loads(body)["files"]
         rows = [_json_row(e, page_url) for e in entries if e["filename"].endswith(DIST_SUFFIXES)]
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise PageError(f"{page_url}: not a PEP 691 project page: {exc!r}") from exc
+        raise PageError(f"{redact(page_url)}: not a PEP 691 project page: {str(exc)[:200]!r}") from exc
     return [clean for clean in map(_clean, rows) if clean is not None]
 
 

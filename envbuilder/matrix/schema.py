@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from typing import Literal
+from urllib.parse import urlsplit, urlunsplit
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
@@ -79,12 +80,38 @@ class Toolchain(StrictModel):
         return bool(DIGEST_RE.search(self.base_image))
 
 
+#: PEP 508 names: a name becomes a URL path segment and a cache folder, so nothing else passes.
+PACKAGE_NAME_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
+
+
+def _redacted(url: str) -> str:
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc="***@" + parts.netloc.rpartition("@")[2]))
+
+
 class Index(StrictModel):
     """A named index. `pypi` with no url means the user's configured default index."""
 
     url: str | None = None
     url_env: str | None = None
     default: bool = False
+
+    @field_validator("url")
+    @classmethod
+    def _no_credentials(cls, value: str | None) -> str | None:
+        """A matrix is committed and copied into images: credentials go in `url_env`'s variable."""
+        if value is not None:
+            parts = urlsplit(value)
+            if parts.scheme not in ("http", "https") or not parts.hostname:
+                raise ValueError(f"{_redacted(value)!r} is not an http(s) URL")
+            if parts.username is not None or parts.password is not None:
+                raise ValueError(
+                    f"{_redacted(value)!r} carries credentials; a matrix is committed and copied into "
+                    "images: name an environment variable that holds the URL in `url_env` instead"
+                )
+        return value
 
 
 class StaticMetadata(StrictModel):
@@ -197,6 +224,8 @@ class Matrix(StrictModel):
     def _names(cls, value: dict[str, PackageSpec]) -> dict[str, PackageSpec]:
         seen: dict[str, str] = {}
         for name in value:
+            if not PACKAGE_NAME_RE.fullmatch(name):
+                raise ValueError(f"{name!r} is not a package name (letters, digits, '.', '_' and '-' only)")
             key = canonicalize_name(name)
             if key in seen:
                 raise ValueError(f"{name!r} and {seen[key]!r} name the same package")

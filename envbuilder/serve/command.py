@@ -34,9 +34,13 @@ class ServeCommand:
     model: str = ""
     served_model_name: str | None = None
 
-    def shell(self) -> str:
-        """A copy-pasteable shell line: `A=1 B=2 binary args...`."""
-        prefix = [f"{k}={shlex.quote(v)}" for k, v in sorted(self.env.items())]
+    def shell(self, hide_env: bool = False) -> str:
+        """A copy-pasteable shell line: `A=1 B=2 binary args...`.
+
+        hide_env=True writes `A=*** B=***`: for image labels and build plans, where an env value
+        (a hub token) would be kept in clear; the image's `envbuilder serve` sets the real ones.
+        """
+        prefix = [f"{k}={'***' if hide_env else shlex.quote(v)}" for k, v in sorted(self.env.items())]
         return " ".join([*prefix, shlex.join(self.argv)])
 
 

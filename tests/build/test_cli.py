@@ -59,6 +59,7 @@ def test_bake_has_one_target_per_locked_target_and_no_host_facts(project: Path, 
     assert set(doc["target"]) == {"blackwell-sm120", "cpu-llamacpp"} == set(doc["group"]["default"]["targets"])
     cpu = doc["target"]["cpu-llamacpp"]
     assert cpu["context"] == "ctx/cpu-llamacpp" and cpu["target"] == "runtime"
-    assert cpu["args"]["INDEX_URL"] == "${INDEX_URL}" and cpu["labels"]["io.envbuilder.target"] == "cpu-llamacpp"
+    assert "INDEX_URL" not in cpu["args"] and cpu["labels"]["io.envbuilder.target"] == "cpu-llamacpp"
+    assert cpu["secret"] == ["id=index_url,env=INDEX_URL"]  # a secret, never a build arg (kept in history)
     assert cpu["cache-to"] == ["type=local,dest=.buildx-cache/cpu-llamacpp,mode=max"]
     assert str(tmp_path) not in bake.read_text()
