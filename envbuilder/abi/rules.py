@@ -21,13 +21,14 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from envbuilder.abi.facets import GpuArch, arch_span, coverage, is_cuda_binary
-from envbuilder.knowledge import KnownIssue, Knowledge
+from envbuilder.knowledge import KnownIssue, Knowledge, load_knowledge
 from envbuilder.lock.model import Facets, LockedPackage
 from envbuilder.model import StrictModel
 
 Severity = Literal["error", "warning", "info"]
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
-PROVIDER = "torch"
+# The package consumers link their C++ ABI against: knowledge data (binaries.yaml abi_provider).
+PROVIDER = load_knowledge().abi_provider.package
 
 # Documentation the rules cite (the facts themselves live in the knowledge base).
 REF_ARCH = "https://docs.nvidia.com/cuda/blackwell-compatibility-guide/"

@@ -26,11 +26,13 @@ FILES = ("cuda.yaml", "arches.yaml", "binaries.yaml", "issues.yaml")
 class Toolkit(StrictModel):
     cuda: str
     min_driver: str
+    source: str
 
 
 class CompatFloor(StrictModel):
     cuda_major: int
     min_driver: str
+    source: str
 
 
 class MinorVersionCompat(StrictModel):
@@ -104,7 +106,15 @@ class KnownIssue(StrictModel):
             Version(version) in SpecifierSet(self.affected, prereleases=True)
 
 
+class AbiProvider(StrictModel):
+    """The package whose C++ ABI consumers link against (torch): data, not a name in code."""
+
+    package: str
+    source: str
+
+
 class Knowledge(StrictModel):
+    abi_provider: AbiProvider
     toolkits: tuple[Toolkit, ...]
     minor_version_compat: MinorVersionCompat
     arches: tuple[Arch, ...]

@@ -157,3 +157,35 @@ def test_verify_and_the_lock_share_one_coverage_rule(device, sass, ptx):
     from envbuilder.build.verify import _covers
 
     assert _covers(device, sass, ptx) == coverage(sass, ptx, GpuArch.parse(device)).covered
+
+
+def test_every_knowledge_source_is_a_public_url_or_a_document_in_this_repository():
+    import re as _re
+    from pathlib import Path as _Path
+
+    from envbuilder.abi import loaders, systems
+    from envbuilder.knowledge import load_knowledge
+
+    repo = _Path(__file__).resolve().parents[2]
+    knowledge = load_knowledge()
+    sources = [knowledge.abi_provider.source, knowledge.minor_version_compat.source]
+    sources += [row.source for row in (*knowledge.toolkits, *knowledge.minor_version_compat.floors,
+                                       *knowledge.binaries, *knowledge.wheel_name_conventions,
+                                       *knowledge.known_issues)]
+    sources += [a.source for a in knowledge.arches if a.source]
+    sources += [loader.source for loader in loaders.shipped()]
+    sources += [systems.load(s).source for s in systems.available()]
+    for source in sources:
+        urls = _re.findall(r"https?://\S+", source)
+        docs = _re.findall(r"\bdocs/[\w./-]+\.md", source)
+        assert urls or docs, source
+        for doc in docs:
+            assert (repo / doc).is_file(), doc
+        assert "compat-facts" not in source, source
+
+
+def test_floors_are_exact_driver_versions():
+    from envbuilder.knowledge import load_knowledge
+
+    floors = {f.cuda_major: f.min_driver for f in load_knowledge().minor_version_compat.floors}
+    assert floors[12] == "525.60.13" and floors[11] == "450.80.02"
