@@ -12,6 +12,10 @@ GIB = 1024**3
 #: Peak resident memory of one nvcc job at REFERENCE_THREADS threads, in GiB (flash-attn setup.py).
 GIB_PER_JOB = 9.0
 REFERENCE_THREADS = 4
+#: Peak resident memory of one C/C++ compile job (no nvcc), in GiB, rounded up: the largest
+#: translation units of llama-server (llama-model.cpp 0.44 GiB, server-context.cpp 0.59 GiB at -O3,
+#: g++ 12, measured with /usr/bin/time on the CI machine).
+GIB_PER_CXX_JOB = 1.0
 
 
 def gib_per_job(nvcc_threads: int) -> float:
@@ -24,6 +28,11 @@ def max_jobs(mem_bytes: int, ncpu: int, nvcc_threads: int = REFERENCE_THREADS) -
     by_memory = int(mem_bytes / GIB // gib_per_job(nvcc_threads))
     by_cpu = max(1, ncpu // 2)
     return max(1, min(by_memory, by_cpu))
+
+
+def max_cxx_jobs(mem_bytes: int, ncpu: int) -> int:
+    """Jobs for a plain C/C++ build (cmake's -j): one per core, as memory allows; at least 1."""
+    return max(1, min(int(mem_bytes / GIB // GIB_PER_CXX_JOB), ncpu))
 
 
 def shell_fallback() -> str:

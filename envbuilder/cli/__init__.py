@@ -11,13 +11,13 @@ import importlib
 import sys
 
 import click
-from rich.console import Console
 from rich.markup import escape
 
 from envbuilder import __version__
+from envbuilder.console import make_console
 from envbuilder.errors import EnvbuilderError
 
-err_console = Console(stderr=True, highlight=False)
+err_console = make_console(stderr=True)
 
 # command name -> module under envbuilder.cli that defines it (in its COMMANDS list)
 COMMAND_MODULES = {

@@ -6,17 +6,17 @@ import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
 
 from envbuilder.build import engine
 from envbuilder.build.driver import push as push_tag
 from envbuilder.build.plan import BuildPlan
 from envbuilder.build.service import BuildOptions, build, default_tag, prepare
 from envbuilder.cli.render import _target_name
+from envbuilder.console import make_console
 from envbuilder.errors import CheckFailed
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+out = make_console(soft_wrap=True)
+err = make_console(stderr=True, soft_wrap=True)
 
 
 def _plan_text(plan: BuildPlan, tag: str) -> str:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import click
-from rich.console import Console
 from rich.markup import escape
 
+from envbuilder.console import make_console
 from envbuilder.lock import lock_path, read_lock
 from envbuilder.matrix import load_target, project_root
 from envbuilder.resolve.explain import explain as explain_package
@@ -21,7 +21,7 @@ def explain(target: str, package: str) -> None:
     loaded = load_target(target, root)
     lock = read_lock(lock_path(root, loaded.name))
     e = explain_package(loaded, lock, knowledge_for(loaded), package)
-    out = Console(highlight=False, soft_wrap=True)  # whole lines: the output is read and grepped
+    out = make_console(soft_wrap=True)  # whole lines: the output is read and grepped
     p = e.package
     out.print(f"[bold]{escape(p.name)} {escape(p.version)}[/] in {escape(lock.target)}  "
               f"(source: {escape(str(p.source.to_dict()))})")

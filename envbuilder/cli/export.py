@@ -5,13 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.console import Console
 
+from envbuilder.console import make_console
 from envbuilder.export import FORMATS
 from envbuilder.export.service import ExportRequest, run_export
 from envbuilder.lock.io import write_atomic
 
-console = Console(stderr=True, highlight=False)
+console = make_console(stderr=True)
 
 
 @click.command("export")

@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
 
+from envbuilder.console import make_console
 from envbuilder.errors import BadInput
 from envbuilder.gate import GateOptions, gate_files, gate_ref
 from envbuilder.gate.render import render_github, render_json, render_markdown, render_text
@@ -39,7 +39,7 @@ def gate(base: Path | None, base_ref: str | None, head: Path | None, fmt: str, s
     options = GateOptions(strict=strict, offline=offline, require_validated=require_validated)
     result = gate_ref(base_ref, options=options) if base_ref else gate_files(base, head, options=options)
     if fmt == "text":
-        render_text(result, Console(highlight=False, soft_wrap=True))
+        render_text(result, make_console(soft_wrap=True))
     else:
         render = {"json": render_json, "markdown": render_markdown, "github": render_github}[fmt]
         sys.stdout.write(render(result))

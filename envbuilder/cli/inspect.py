@@ -12,6 +12,7 @@ from rich.table import Table
 from envbuilder.abi.inspect import inspect_binary, inspect_wheel_path, is_wheel
 from envbuilder.abi.report import BinaryReport
 from envbuilder.abi.symbols import TORCH_PROVIDERS
+from envbuilder.console import make_console
 
 _EXAMPLES = 2
 
@@ -95,7 +96,7 @@ def inspect_command(files: tuple[Path, ...], as_json: bool, no_cache: bool) -> N
     if as_json:
         click.echo(json.dumps([{**r, "report": r["report"].model_dump(mode="json")} for r in results], indent=2))
         return
-    console = Console(highlight=False)
+    console = make_console()
     for result in results:
         report = result["report"]
         if result["kind"] == "binary":

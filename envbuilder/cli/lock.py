@@ -5,14 +5,14 @@ from __future__ import annotations
 import time
 
 import click
-from rich.console import Console
 from rich.markup import escape
 
+from envbuilder.console import make_console
 from envbuilder.errors import CheckFailed
 from envbuilder.matrix import load_target, project_root, shipped_targets
 from envbuilder.resolve.locker import LockOptions, check_targets, lock_target
 
-console = Console(stderr=True, highlight=False, soft_wrap=True)
+console = make_console(stderr=True, soft_wrap=True)
 
 
 @click.command()

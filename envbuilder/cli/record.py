@@ -90,11 +90,11 @@ def record_request(kw: dict, *, target: str | None, endpoint: str, server):
 
 
 def write_record(request, report) -> None:
-    from rich.console import Console
+    from envbuilder.console import make_console
 
     from envbuilder.validated.recorder import record_run
 
-    console = Console(stderr=True, highlight=False)
+    console = make_console(stderr=True)
     path = record_run(report, request)
     if path is None:
         console.print("not recorded: the run did not pass (--record-failure records failed runs too)")

@@ -5,17 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.console import Console
 
 from envbuilder.build.bake import bake_file
 from envbuilder.build.render import write_context
 from envbuilder.build.service import prepare
+from envbuilder.console import make_console
 from envbuilder.errors import BadInput
 from envbuilder.lock import lock_path
 from envbuilder.matrix import project_root, shipped_targets
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+out = make_console(soft_wrap=True)
+err = make_console(stderr=True, soft_wrap=True)
 
 
 def _target_name(positional: str | None, option: str | None) -> str:

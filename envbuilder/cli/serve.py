@@ -6,10 +6,10 @@ import os
 from pathlib import Path
 
 import click
-from rich.console import Console
 
 from envbuilder.cli.record import record_options, record_request
 from envbuilder.cli.smoke import profile_overrides, run_and_report, smoke_options
+from envbuilder.console import make_console
 from envbuilder.errors import BadInput
 
 
@@ -36,7 +36,7 @@ def serve_cmd(target: str, dry_run: bool, do_smoke: bool, exit_when_done: bool, 
         raise BadInput(f"{t.source_path}: target {t.name!r} has no `serve:` block")
     command = build_command(t.serve, model=model, binary=binary, environ=os.environ)
     if dry_run:
-        out = Console(highlight=False, soft_wrap=True)
+        out = make_console(soft_wrap=True)
         out.print(command.shell(), markup=False)
         out.print(f"# ready: GET {command.base_url}{t.serve.ready_path} -> 200 within "
                   f"{t.serve.startup_timeout_s:g} s; then {t.serve.models_path}", markup=False)
@@ -54,7 +54,7 @@ def serve_cmd(target: str, dry_run: bool, do_smoke: bool, exit_when_done: bool, 
 
         def on_ready(facts, server) -> None:
             server.echoing.clear()
-            Console(stderr=True).print(f"server log continues in {server.log_path}")
+            make_console(stderr=True).print(f"server log continues in {server.log_path}")
             ep = Endpoint(base_url=command.base_url, ready_path=t.serve.ready_path, models_path=t.serve.models_path,
                           info_path=t.serve.info_path, model=t.serve.served_model_name)
             run_and_report(ep, profile, target=t.name, baseline=kw["baseline"], json_path=kw["json_path"],

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.console import Console
 
 from envbuilder.cli.record import record_options, record_request
+from envbuilder.console import make_console
 from envbuilder.errors import BadInput, CheckFailed, Unreachable
 from envbuilder.smoke.profile import SmokeProfile
 
@@ -60,7 +60,7 @@ def run_and_report(endpoint, profile: SmokeProfile, *, target: str | None, basel
     from envbuilder.smoke.report import write_report
     from envbuilder.smoke.service import run_smoke, unready_report
 
-    console = Console(stderr=True, highlight=False)
+    console = make_console(stderr=True)
 
     def write(report) -> None:
         if json_path:
@@ -77,9 +77,9 @@ def run_and_report(endpoint, profile: SmokeProfile, *, target: str | None, basel
     except Unreachable as exc:
         write(unready_report(endpoint, profile, target, str(exc)))
         raise
-    out = Console(highlight=False)
+    out = make_console()
     if not out.is_terminal:
-        out = Console(highlight=False, width=140)  # logs and CI: keep the table's numbers whole
+        out = make_console(width=140)  # logs and CI: keep the table's numbers whole
     print_summary(out, report)
     write(report)
     if record is not None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import click
-from rich.console import Console
 from rich.table import Table
 
+from envbuilder.console import make_console
 from envbuilder.matrix import load_target, project_root, shipped_targets
 
 
@@ -26,7 +26,7 @@ def targets(as_json: bool) -> None:
         table.add_column(column)
     for r in rows:
         table.add_row(r["target"], r["gpu"], r["driver_min"] or "-", r["cuda"] or "-", r["python"], r["description"])
-    Console(width=200).print(table)
+    make_console().print(table)
 
 
 def _gpu(target) -> str:

@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 import click
-from rich.console import Console
 
+from envbuilder.console import make_console
 from envbuilder.errors import BadInput, CheckFailed
 
 _STYLE = {"verified": "green", "failed-run": "yellow", "imported": "dim", "no-report": "red", "mismatch": "bold red",
@@ -50,7 +50,7 @@ def verify_cmd(targets: tuple[str, ...], as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(rows, indent=2))
     else:
-        console = Console(highlight=False, soft_wrap=True)
+        console = make_console(soft_wrap=True)
         for row in rows:
             console.print(f"[{_STYLE[row['status']]}]{row['status']:10}[/] {row['target']}/{row['file']}")
             if row["headline"]:
@@ -109,7 +109,7 @@ def import_cmd(target: str, date: str, result: str, by: str, lock: str | None, c
     claim = Claim(target=t.name, date=date, result=result, by=by, lock_digest=_lock_digest(lock),
                   concurrency=concurrency, total_tok_s=total_tok_s, output_tok_s=output_tok_s, host=host)
     path = import_claim(project_root(), claim)
-    Console(highlight=False, soft_wrap=True).print(f"imported (unverifiable, never counted as validated): {path}", markup=False)
+    make_console(soft_wrap=True).print(f"imported (unverifiable, never counted as validated): {path}", markup=False)
 
 
 COMMANDS = [validated]

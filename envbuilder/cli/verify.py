@@ -6,12 +6,12 @@ import json
 from pathlib import Path
 
 import click
-from rich.console import Console
 
 from envbuilder.build.verify import load_subject, verify
+from envbuilder.console import make_console
 from envbuilder.errors import CheckFailed
 
-out = Console(highlight=False, soft_wrap=True)
+out = make_console(soft_wrap=True)
 
 
 @click.command("verify")

@@ -15,7 +15,7 @@ from packaging.version import InvalidVersion, Version
 from envbuilder.abi import rules
 from envbuilder.abi.facets import GpuArch
 from envbuilder.abi.rules import DriverVersion, Subject, TargetFacts
-from envbuilder.build.memory import REFERENCE_THREADS, gib_per_job, max_jobs
+from envbuilder.build.memory import GIB, GIB_PER_CXX_JOB, REFERENCE_THREADS, gib_per_job, max_cxx_jobs, max_jobs
 from envbuilder.doctor.model import Check, DriverFacts, Gpu, HostFacts
 from envbuilder.knowledge import Knowledge
 from envbuilder.lock.model import Facets, LockedPackage, Source
@@ -39,6 +39,13 @@ class Context:
     def gpu_spec(self):
         hardware = getattr(self.target, "hardware", None)
         return getattr(hardware, "gpu", None)
+
+    @property
+    def gpu_target(self) -> bool:
+        """No target (judge the GPUs generically), or one that names a GPU or a CUDA toolkit."""
+        if self.target is None:
+            return True
+        return self.gpu_spec is not None or bool(getattr(getattr(self.target, "toolchain", None), "cuda", None))
 
     @property
     def driver_min(self) -> str | None:
@@ -322,49 +329,106 @@ def host_torch(ctx: Context) -> Check | None:
     return Check(id="host.torch", status="pass", found=found, needed=needed)
 
 
+# ------------------------------------------------------------------------------------ python
+
+def python_version(ctx: Context) -> Check | None:
+    """The target's Python on the host: the image brings its own; host installs of an export need it."""
+    facts = ctx.host.python
+    wanted = getattr(getattr(ctx.target, "platform", None), "python", None)
+    if facts is None or wanted is None:
+        return None
+    needed = f"Python {wanted} (platform.python) to install an export on this host; the image brings its own"
+    running = ".".join(facts.running.split(".")[:2])
+    paths = dict(facts.on_path)
+    found = f"envbuilder runs on Python {facts.running}" + (
+        f"; on PATH: {', '.join(f'python{v}' for v, _ in facts.on_path)}" if facts.on_path else "")
+    if running == wanted or wanted in paths:
+        return Check(id="python.version", status="pass", found=found, needed=needed)
+    return Check(id="python.version", status="warn", found=found, needed=needed,
+                 fix=f"only host installs need it: install Python {wanted} (uv python install {wanted}, or "
+                     f"apt install python{wanted}); images, serve and smoke work without it")
+
+
 # ------------------------------------------------------------------------------------ capacity
 
-def _nvcc_threads(ctx: Context) -> int:
-    packages = getattr(getattr(ctx.target, "matrix", None), "packages", None) or {}
-    for spec in packages.values():
-        value = (spec.build.env.get("NVCC_THREADS") if spec.build else None)
-        if value and value.isdigit():
-            return int(value)
-    return REFERENCE_THREADS
+@dataclass(frozen=True)
+class RecipeCost:
+    """What one source build of the target costs the builder per parallel compile job."""
+
+    package: str
+    how: str  # "nvcc, NVCC_THREADS=4" or "C/C++, cmake target llama-server"
+    gib_per_job: float
+    nvcc: bool
+
+    def __str__(self) -> str:
+        return f"{self.package} ({self.how}): {self.gib_per_job:g} GiB per job"
 
 
-def _source_builds(ctx: Context) -> list[str]:
+def recipe_costs(ctx: Context) -> list[RecipeCost]:
+    """The target's own source builds; CUDA extensions when the target has a toolkit, else C/C++."""
     packages = getattr(getattr(ctx.target, "matrix", None), "packages", None) or {}
-    return sorted(name for name, spec in packages.items() if spec.from_sdist)
+    cuda = bool(getattr(getattr(ctx.target, "toolchain", None), "cuda", None))
+    costs = []
+    for name, spec in sorted(packages.items()):
+        if not spec.from_sdist:
+            continue
+        if cuda and not spec.build.target:
+            value = spec.build.env.get("NVCC_THREADS", "")
+            threads = int(value) if value.isdigit() else REFERENCE_THREADS
+            costs.append(RecipeCost(name, f"nvcc, NVCC_THREADS={threads}", gib_per_job(threads), nvcc=True))
+        else:
+            how = f"C/C++, cmake target {spec.build.target}" if spec.build.target else "C/C++"
+            costs.append(RecipeCost(name, how, GIB_PER_CXX_JOB, nvcc=False))
+    return costs
+
+
+def _jobs(cost: RecipeCost, memory_gib: float, cores: int) -> int:
+    mem = int(memory_gib * GIB)
+    return max_jobs(mem, cores, int(cost.how.rsplit("=", 1)[1])) if cost.nvcc else max_cxx_jobs(mem, cores)
 
 
 def build_capacity(ctx: Context) -> Check | None:
     cap = ctx.host.capacity
     if cap is None or cap.memory_gib is None:
         return None
-    threads = _nvcc_threads(ctx)
-    per_job = gib_per_job(threads)
-    jobs = max_jobs(int(cap.memory_gib * 1024**3), cap.cores, threads)
-    found = (f"{cap.cores} cores, {cap.memory_gib:g} GiB memory, {cap.swap_gib or 0:g} GiB swap: "
-             f"MAX_JOBS={jobs} at NVCC_THREADS={threads}")
-    needed = f"{per_job:g} GiB per nvcc job (flash-attn)"
-    builds = _source_builds(ctx)
-    if builds and cap.memory_gib < per_job:
+    facts = f"{cap.cores} cores, {cap.memory_gib:g} GiB memory, {cap.swap_gib or 0:g} GiB swap"
+    costs = recipe_costs(ctx)
+    if not costs:
+        if ctx.target is not None:
+            return Check(id="build.capacity", status="pass", found=facts,
+                         needed=f"nothing: {ctx.target.name} has no source builds")
+        jobs = max_jobs(int(cap.memory_gib * GIB), cap.cores)
+        return Check(id="build.capacity", status="pass", found=f"{facts}: MAX_JOBS={jobs} for nvcc builds",
+                     needed=f"{gib_per_job(REFERENCE_THREADS):g} GiB per nvcc job at NVCC_THREADS={REFERENCE_THREADS}, "
+                            f"{GIB_PER_CXX_JOB:g} GiB per C/C++ job")
+    jobs = {c.package: _jobs(c, cap.memory_gib, cap.cores) for c in costs}
+    found = f"{facts}: " + ", ".join(f"MAX_JOBS={jobs[c.package]} for {c.package}" for c in costs)
+    needed = "; ".join(str(c) for c in costs)
+    too_big = [c for c in costs if cap.memory_gib < c.gib_per_job]
+    if too_big:
         return Check(id="build.capacity", status="fail", found=found, needed=needed,
-                     fix=f"{', '.join(builds)} cannot build here: build on a larger builder (docker buildx, "
-                         "a remote BuildKit) or lower NVCC_THREADS")
-    if cap.max_jobs_env and cap.max_jobs_env.isdigit() and int(cap.max_jobs_env) > jobs:
-        return Check(id="build.capacity", status="warn", found=f"{found}; but MAX_JOBS={cap.max_jobs_env} is set",
-                     needed=needed, fix=f"unset MAX_JOBS or set it to {jobs}: more jobs than memory allows get OOM-killed")
-    if builds and jobs == 1:
+                     fix=f"{', '.join(c.package for c in too_big)} cannot build here: build on a larger builder "
+                         "(docker buildx, a remote BuildKit)"
+                         + (" or lower NVCC_THREADS" if any(c.nvcc for c in too_big) else ""))
+    if cap.max_jobs_env and cap.max_jobs_env.isdigit():
+        over = [c for c in costs if int(cap.max_jobs_env) > jobs[c.package]]
+        if over:
+            return Check(id="build.capacity", status="warn", found=f"{found}; but MAX_JOBS={cap.max_jobs_env} is set",
+                         needed=needed, fix=f"unset MAX_JOBS or set it to {min(jobs[c.package] for c in over)}: "
+                                            f"{', '.join(c.package for c in over)} would start more jobs than memory "
+                                            "allows and get OOM-killed")
+    slow = [c for c in costs if c.nvcc and jobs[c.package] == 1]
+    if slow:
         return Check(id="build.capacity", status="warn", found=found, needed=needed,
-                     fix=f"{', '.join(builds)} will build one job at a time (hours); use a builder with more memory")
+                     fix=f"{', '.join(c.package for c in slow)} will build one nvcc job at a time (hours); "
+                         "use a builder with more memory and cores")
     return Check(id="build.capacity", status="pass", found=found, needed=needed)
 
 
 # ------------------------------------------------------------------------------------ containers
 
 def container_checks(ctx: Context) -> list[Check]:
+    """Docker and BuildKit for every target; the NVIDIA runtime only where the target runs on GPUs."""
     facts = ctx.host.container
     if facts is None:
         return []
@@ -381,7 +445,8 @@ def container_checks(ctx: Context) -> list[Check]:
     else:
         checks.append(Check(id="container.buildkit", status="warn", found=facts.buildkit_error or "none",
                             needed="a BuildKit build", fix="install the buildx plugin (or build on a remote builder)"))
-    checks.append(_nvidia_runtime(facts, bool(ctx.host.driver.gpus)))
+    if ctx.gpu_target:
+        checks.append(_nvidia_runtime(facts, bool(ctx.host.driver.gpus)))
     return checks
 
 
@@ -405,12 +470,20 @@ def _nvidia_runtime(facts, has_gpus: bool) -> Check:
 # ------------------------------------------------------------------------------------ all
 
 def all_checks(ctx: Context, live: bool) -> list[Check]:
-    """Live hosts get every check; a saved nvidia-smi output only the driver and GPU ones."""
-    checks: list[Check | None] = [driver_version(ctx)]
+    """Live hosts get every check; a saved nvidia-smi output only the driver and GPU ones.
+
+    A CPU target (no `hardware.gpu`, no `toolchain.cuda`) is judged on what it needs: Python,
+    docker and the capacity for its own source builds; no driver, GPU or toolkit checks.
+    """
+    checks: list[Check | None] = []
+    if ctx.gpu_target:
+        checks.append(driver_version(ctx))
+        if live:
+            checks.append(driver_module(ctx))
+        checks += [driver_persistence(ctx), driver_lock_cuda(ctx), gpu_count(ctx), gpu_model(ctx), gpu_arch(ctx),
+                   gpu_memory(ctx), gpu_uniform(ctx), gpu_lock_coverage(ctx)]
     if live:
-        checks.append(driver_module(ctx))
-    checks += [driver_persistence(ctx), driver_lock_cuda(ctx), gpu_count(ctx), gpu_model(ctx), gpu_arch(ctx),
-               gpu_memory(ctx), gpu_uniform(ctx), gpu_lock_coverage(ctx)]
-    if live:
-        checks += [toolkit_build(ctx), host_torch(ctx), build_capacity(ctx), *container_checks(ctx)]
+        if ctx.gpu_target:
+            checks += [toolkit_build(ctx), host_torch(ctx)]
+        checks += [python_version(ctx), build_capacity(ctx), *container_checks(ctx)]
     return [c for c in checks if c is not None]

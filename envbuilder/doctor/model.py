@@ -87,8 +87,14 @@ class ContainerFacts(StrictModel):
     cdi_specs: tuple[str, ...] = ()
 
 
+class PythonFacts(StrictModel):
+    running: str  # the interpreter running envbuilder, "3.11.2"
+    on_path: tuple[tuple[str, str], ...] = ()  # ("3.12", "/usr/bin/python3.12") for each python3.N on PATH
+
+
 class HostFacts(StrictModel):
     driver: DriverFacts
+    python: PythonFacts | None = None
     toolkit: ToolkitFacts | None = None
     capacity: CapacityFacts | None = None
     container: ContainerFacts | None = None

@@ -17,6 +17,7 @@ from envbuilder.doctor.capacity import probe_capacity, probe_container
 from envbuilder.doctor.checks import Context, all_checks
 from envbuilder.doctor.model import Check, DoctorReport, HostFacts
 from envbuilder.doctor.nvidia import parse_saved, probe_driver, with_product_arch
+from envbuilder.doctor.python import probe_python
 from envbuilder.doctor.sources import HostSources
 from envbuilder.doctor.toolkit import probe_toolkits
 from envbuilder.errors import BadInput, EnvbuilderError
@@ -44,6 +45,7 @@ def probe_host(sources: HostSources, knowledge: Knowledge) -> HostFacts:
     driver = with_product_arch(probe_driver(sources), product_archs(knowledge))
     return HostFacts(
         driver=driver,
+        python=probe_python(sources),
         toolkit=probe_toolkits(sources),
         capacity=probe_capacity(sources),
         container=probe_container(sources) if sources.docker else None,

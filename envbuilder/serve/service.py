@@ -12,6 +12,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from envbuilder.console import make_console
 from envbuilder.errors import CheckFailed
 from envbuilder.serve.command import ServeCommand
 from envbuilder.serve.process import ServerProcess, forward_signals
@@ -34,7 +35,7 @@ def serve(command: ServeCommand, profile: ServeProfile, log_path: Path, *, exit_
           on_ready: Callable[[ServerFacts, ServerProcess], None] | None = None,
           console: Console | None = None) -> int:
     """Run the server; returns the exit status for the CLI (0 on a clean stop)."""
-    console = console or Console(stderr=True, highlight=False)
+    console = console or make_console(stderr=True)
     server = ServerProcess(command, log_path)
     console.print(f"starting: {command.shell()}\nlog: {log_path}")
     server.start()

@@ -27,3 +27,11 @@ def test_shell_fallback_matches_python(tmp_path, mem_gib: int, cpus: int, thread
     expr = shell_fallback().replace("/proc/meminfo", str(meminfo)).replace("$(nproc)", str(cpus))
     out = subprocess.run(["sh", "-c", f"NVCC_THREADS={threads}; echo {expr}"], capture_output=True, text=True, check=True)
     assert int(out.stdout) == max_jobs(mem_gib * GIB, cpus, threads)
+
+
+def test_cxx_builds_are_bounded_by_cores_then_memory():
+    from envbuilder.build.memory import max_cxx_jobs
+
+    assert max_cxx_jobs(24 * GIB, 2) == 2
+    assert max_cxx_jobs(3 * GIB, 16) == 3
+    assert max_cxx_jobs(GIB // 2, 4) == 1

@@ -205,7 +205,8 @@ def test_build_capacity_from_recorded_meminfo(tmp_path, monkeypatch):
     report = run_doctor("hopper-sm90", sources=recorded_host(tmp_path))
     capacity = next(c for c in report.checks if c.id == "build.capacity")
     assert capacity.status == "pass"
-    assert capacity.found == "16 cores, 125.9 GiB memory, 0 GiB swap: MAX_JOBS=8 at NVCC_THREADS=4"
+    assert capacity.found == "16 cores, 125.9 GiB memory, 0 GiB swap: MAX_JOBS=8 for flash-attn"
+    assert capacity.needed == "flash-attn (nvcc, NVCC_THREADS=4): 9 GiB per job"
     sources = recorded_host(tmp_path / "b")
     sources.environ["MAX_JOBS"] = "32"
     capacity = next(c for c in run_doctor("hopper-sm90", sources=sources).checks if c.id == "build.capacity")
