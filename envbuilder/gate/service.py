@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from envbuilder.abi.rules import SEVERITY_ORDER
 from envbuilder.gate.context import Checker, GateContext, GateOptions
 from envbuilder.gate.diff import diff_locks
 from envbuilder.gate.model import GateFinding, GateResult, TargetResult, Validation, Verdict, worst
@@ -54,10 +55,10 @@ def _judge_pair(pair: Pair, options: GateOptions, checkers: Sequence[Checker]) -
         return TargetResult(target=pair.name, base=pair.base.path, head=None, base_digest=pair.base.lock.digest,
                             verdict="warn", changes=changes, findings=(removed,))
     ctx = GateContext(pair, options)
-    findings = tuple(finding for check in checkers for finding in check(ctx))
+    found = [finding for check in checkers for finding in check(ctx)]
     head = pair.head
     validated, extra = _validation(pair, options)
-    findings += tuple(extra)
+    findings = tuple(sorted([*found, *extra], key=lambda f: SEVERITY_ORDER[f.severity]))  # errors first, stable
     return TargetResult(
         target=pair.name, base=pair.base.path if pair.base else None, head=head.path,
         base_digest=pair.base.lock.digest if pair.base else None, head_digest=head.lock.digest,

@@ -161,7 +161,7 @@ def committed(project: Path, base: Lock, head: Lock | None = None):
     then written to the working tree, as a PR leaves it before `gate --base-ref main`."""
     from tests.support.gitrepo import make_git_repo
 
-    files = {f"matrices/{p.name}": p.read_text() for p in (project / "matrices").glob("*.yaml")}
+    files = {str(p.relative_to(project)): p.read_text() for p in (project / "matrices").rglob("*") if p.is_file()}
     repo = make_git_repo(project, [{LOCK: write(base, project / LOCK).read_text(), **files}])
     if head is not None:
         write(head, project / LOCK)
