@@ -19,6 +19,7 @@ import envbuilder
 from envbuilder.build import fetch
 from envbuilder.build.plan import BuildPlan, SourceBuild
 from envbuilder.errors import BadInput
+from envbuilder.quoting import requirements_text
 from envbuilder.lock import dumps
 from envbuilder.lock.model import Artifact, Lock, LockedPackage
 
@@ -30,7 +31,7 @@ _SKIP_SUFFIXES = (".pyc", ".pyo")
 def pin_lines(pkg: LockedPackage, artifacts: Iterable[Artifact]) -> list[str]:
     """`name==version` with one --hash per artifact: the installer takes only these bytes."""
     hashes = [f"{INDENT}--hash=sha256:{a.sha256}" for a in sorted(artifacts)]
-    head = f"{pkg.name}=={pkg.version}" + (f" ; {pkg.marker}" if pkg.marker else "")
+    head = requirements_text(f"{pkg.name}=={pkg.version}" + (f" ; {pkg.marker}" if pkg.marker else ""))
     body = [head, *hashes]
     return [*(line + " \\" for line in body[:-1]), body[-1]]
 
@@ -40,7 +41,7 @@ def source_line(pkg: LockedPackage) -> list[str]:
     src = pkg.source
     if src.git is not None:
         url = f"git+{src.git}@{src.commit}" + (f"#subdirectory={src.subdirectory}" if src.subdirectory else "")
-        return [f"{pkg.name} @ {url}"]
+        return [requirements_text(f"{pkg.name} @ {url}")]
     return pin_lines(pkg, [a for a in pkg.artifacts if a.kind == "sdist"])
 
 

@@ -15,6 +15,7 @@ import jinja2
 from ruamel.yaml import YAML
 
 import envbuilder
+from envbuilder import quoting
 from envbuilder.build import context, memory, plan as planmod
 from envbuilder.build.plan import BuildPlan, make_plan
 from envbuilder.errors import BadInput
@@ -48,17 +49,13 @@ def templates_dir() -> Path:
                    "set ENVBUILDER_DOCKERFILES to the templates directory")
 
 
-def env_quote(value: object) -> str:
-    """A Dockerfile ENV/LABEL value in double quotes, with no variable expansion."""
-    text = str(value).replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$")
-    return f'"{text}"'
-
-
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(templates_dir())), trim_blocks=True,
                              lstrip_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined,
                              autoescape=False)
-    env.filters["env_quote"] = env_quote
+    # Every value from the lock or the matrix goes through one of these (see envbuilder.quoting).
+    env.filters.update(env_quote=quoting.dockerfile_string, word=quoting.dockerfile_word,
+                       comment=quoting.dockerfile_comment, json_string=quoting.dockerfile_json)
     env.filters["format_glob"] = lambda stage: f"/mnt/{stage}/*.whl"
     return env
 

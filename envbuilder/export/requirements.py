@@ -9,10 +9,9 @@ requirements file cannot carry the build environment.
 
 from __future__ import annotations
 
-import shlex
-
 from envbuilder.export import environment
 from envbuilder.export.selection import Entry, Selection
+from envbuilder.quoting import requirements_text, shell_word, single_line
 
 INDENT = "    "
 
@@ -29,13 +28,13 @@ def _requirement(entry: Entry) -> str:
     head = f"{entry.name} @ {_git_url(entry)}" if entry.is_git else entry.pin
     if entry.package.marker:
         head += f" ; {entry.package.marker}"
-    return head
+    return requirements_text(head)
 
 
 def _build_comment(entry: Entry) -> list[str]:
     build = entry.package.build
     assert build is not None
-    settings = [f"#   {key}={shlex.quote(value)}" for key, value in sorted(build.env.items())]
+    settings = [f"#   {single_line(key)}={shell_word(value)}" for key, value in sorted(build.env.items())]
     if build.cuda:
         settings.append(f"#   CUDA toolkit {build.cuda}")
     origin = "git checkout" if entry.is_git else "sdist"
@@ -66,7 +65,7 @@ def header(selection: Selection, origin: str, install: list[str]) -> list[str]:
         sdist = entry.sdist.sha256 if entry.sdist else "-"
         lines.append(f"# skipped source build: {entry.pin} (sdist sha256:{sdist}); "
                      "build it separately before installing this file")
-    return lines
+    return [single_line(line, "requirements comment") for line in lines]
 
 
 def render(selection: Selection, origin: str = "<lock>") -> str:

@@ -37,11 +37,11 @@ LOCK_VERSION = 1
 
 # C0/C1 controls, line/paragraph separators, bidi overrides (trojan-source) and the BOM: none of them
 # has a place in a lock, and each could turn one value into several lines of a Dockerfile or a script.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]")
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]")
 
 
 def _no_control(value: str) -> str:
-    found = _CONTROL.search(value)
+    found = CONTROL.search(value)
     if found:
         raise ValueError(f"contains the control character {found.group()!r} at offset {found.start()}; "
                          "lock values are single-line text")
@@ -82,6 +82,8 @@ def _any_specifier(value: str) -> None:
 
 def _git_url(value: str) -> str:
     """https/http/ssh/git/file URLs; no user or password in http(s) URLs (a token there is a secret)."""
+    if not re.fullmatch(r"[A-Za-z0-9._~:/@%+-]+", value):
+        raise ValueError(f"{value!r} is not a git URL (letters, digits and ._~:/@%+- only)")
     parts = urlsplit(value)
     if parts.scheme not in ("https", "http", "ssh", "git", "file") or (parts.scheme != "file" and not parts.hostname):
         raise ValueError(f"{value!r} is not a git URL (https://, ssh://, git:// or file://)")
@@ -94,8 +96,8 @@ def _git_url(value: str) -> str:
 
 
 def _relative_dir(value: str) -> str:
-    parts = value.replace("\\", "/").split("/")
-    if value.startswith("/") or "\\" in value or ".." in parts or "" in parts:
+    parts = value.split("/")
+    if not re.fullmatch(r"[A-Za-z0-9._/+-]+", value) or value.startswith("/") or ".." in parts or "" in parts:
         raise ValueError(f"{value!r} is not a plain relative directory inside the repository")
     return value
 
@@ -103,6 +105,8 @@ def _relative_dir(value: str) -> str:
 def _file_name(value: str) -> str:
     if "/" in value or "\\" in value or value in (".", "..") or ":" in value:
         raise ValueError(f"{value!r} is not a bare file name (no path separators, no URL)")
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._+!-]*", value):
+        raise ValueError(f"{value!r} is not a distribution file name (letters, digits and ._+!- only)")
     return value
 
 
@@ -118,9 +122,14 @@ Commit = Annotated[Text, _pattern(r"[0-9a-f]{40}", "a full git commit id (40 low
 GitUrl = Annotated[Text, AfterValidator(_git_url)]
 RelativeDir = Annotated[Text, AfterValidator(_relative_dir)]
 FileName = Annotated[Text, AfterValidator(_file_name)]
-RequirementStr = Annotated[Text, _parses(Requirement, (InvalidRequirement,), "a PEP 508 requirement")]
+# Markers and requirements hold quoted strings, but never need the characters a shell or a requirements
+# file would interpret ('$', '\\', '`', braces, '|'), so those are refused outright.
+_PEP508 = r"[A-Za-z0-9 ._'\"<>=!~(),;*+\[\]@:/%?&#-]+"
+RequirementStr = Annotated[Text, _pattern(_PEP508, "a PEP 508 requirement"),
+                           _parses(Requirement, (InvalidRequirement,), "a PEP 508 requirement")]
 SpecifierStr = Annotated[Text, _parses(_any_specifier, (InvalidSpecifier,), "a version specifier or '*'")]
-MarkerStr = Annotated[Text, _parses(Marker, (InvalidMarker,), "a PEP 508 environment marker")]
+MarkerStr = Annotated[Text, _pattern(_PEP508.replace("?&#", ""), "a PEP 508 environment marker"),
+                      _parses(Marker, (InvalidMarker,), "a PEP 508 environment marker")]
 EnvVarName = Annotated[Text, _pattern(r"[A-Za-z_][A-Za-z0-9_]{0,127}", "an environment variable name")]
 CudaVersion = Annotated[Text, _pattern(r"\d{1,3}\.\d{1,3}(?:\.\d{1,3})?", "a CUDA version like 12.8")]
 MajorMinor = Annotated[Text, _pattern(r"\d{1,3}\.\d{1,3}", "a major.minor version like 2.9")]
