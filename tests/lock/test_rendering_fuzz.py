@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+from dataclasses import replace
 import tomllib
 import types
 import typing
@@ -137,7 +138,7 @@ def base(index_server, index_client, tmp_path: Path) -> tuple[dict, object, dict
                    "driver-min": "590.48.01", "gpu-arch": "sm_120", "gpu-count": 8, "source-date-epoch": 1700000000},
         indexes=("pypi",),
         packages=(
-            LockedPackage("alpha", "1.0", Source(index="pypi"), (art(alpha),), ("beta>=2; python_version >= '3'",),
+            LockedPackage("alpha", "1.0", Source(index="pypi"), (replace(art(alpha), linkage="sha256:" + "6" * 64),), ("beta>=2; python_version >= '3'",),
                           requested="==1.0", marker="python_version >= '3'", overridden=("x 1.0: alpha<1",),
                           facets=Facets(torch="2.9", cuda="12.8", cxx11_abi=True, python_abi="cp311",
                                         sass=("sm_120",), ptx=("compute_120",), evidence="wheel-name")),
