@@ -9,7 +9,10 @@ the debootstrapped base image and the package index.
 
 from __future__ import annotations
 
+import base64
+
 import json
+import subprocess
 import tarfile
 import time
 from pathlib import Path
@@ -17,7 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from envbuilder.build import engine
+from envbuilder.build import driver, engine
 from envbuilder.lock import read_lock
 from tests.support.docker_image import TAG, TARGET, CpuImage
 
@@ -139,15 +142,36 @@ def test_no_secret_in_any_layer(cpu_image: CpuImage, tmp_path: Path) -> None:
         if name.endswith("ca-certificates.crt"):
             image_roots |= _pem_blocks(data)
     private = _pem_blocks(bundle) - image_roots  # the intercepting CA(s): in the host bundle, not in Debian's
-    token = cpu_image.token.encode()
+    forms = _secret_forms(cpu_image.token)
     scanned = 0
     for layer, name, data in _layer_blobs(saved):
         scanned += 1
         assert bundle not in data, f"CA bundle found in {layer}:{name}"
-        assert token not in data, f"secret token found in {layer}:{name}"
+        assert not [f for f in forms if f in data], f"secret token found in {layer}:{name}"
         assert not [b for b in private if b in data], f"private CA certificate found in {layer}:{name}"
         assert not name.endswith((".netrc", "secrets/cacert")), f"{layer}:{name}"
     assert scanned > 1000, "docker save gave (almost) no files"
+
+
+def _secret_forms(token: str) -> list[bytes]:
+    """The token as written, percent-encoded, and base64 (alone and as an Authorization header's user:token)."""
+    from urllib.parse import quote
+
+    return [form.encode() for form in (token, quote(token, safe=""), base64.b64encode(token.encode()).decode(),
+                                       base64.b64encode(f"ci-reader:{token}".encode()).decode())]
+
+
+def test_no_index_credentials_in_history_config_labels_or_build_log(cpu_image: CpuImage) -> None:
+    """The index URL (with credentials) went in as the index_url secret: not a build arg, label or env."""
+    docker = driver.detect().cli
+    history = subprocess.run([docker, "history", "--no-trunc", cpu_image.first.tag], capture_output=True, text=True)
+    inspect = subprocess.run([docker, "inspect", cpu_image.first.tag], capture_output=True, text=True)
+    assert history.returncode == 0 and inspect.returncode == 0, history.stderr + inspect.stderr
+    texts = {"history": history.stdout, "inspect": inspect.stdout, "build log": cpu_image.first.log}
+    forms = _secret_forms(cpu_image.token)
+    assert {k: [f for f in forms if f in v.encode()] for k, v in texts.items() if any(f in v.encode() for f in forms)} == {}
+    assert "INDEX_URL=" not in history.stdout.replace("PIP_INDEX_URL=", "")  # no build arg recorded
+    assert "--mount=type=secret,id=index_url" in history.stdout
 
 
 def test_venv_is_reproduced_by_a_second_build_without_cache(cpu_image: CpuImage) -> None:

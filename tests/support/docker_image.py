@@ -10,6 +10,9 @@ image: ask for the session fixture `cpu_image` and get a `CpuImage`:
   (the cache keeps every stage the change does not touch).
 - `cpu_image.envbuilder(*args)`: the real CLI in the image's project folder.
 - `cpu_image.token` / `.netrc` / `.ca_bundle`: the secrets the builds were given, to look for in layers.
+  The token is also the password in the index URL every lock and build uses (the default index with
+  `ci-reader:TOKEN@` added: an index that ignores unasked-for basic auth), so a leak of index
+  credentials anywhere in the image shows up as the token.
 
 Each build is `envbuilder build cpu-llamacpp --network host` with a fake netrc secret; tags live under
 `envbuilder-e2e/cpu-llamacpp`. Docker work on a shared machine runs under
@@ -78,6 +81,7 @@ class CpuImage:
     ca_bundle: Path
     token: str
     netrc: Path
+    index_url: str = ""  # the default index with ci-reader:TOKEN@ credentials
     first: BuiltImage = field(init=False)
     lock_path: Path = DOCKER_LOCK
 
@@ -91,7 +95,8 @@ class CpuImage:
 
     def envbuilder(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         result = subprocess.run([sys.executable, "-m", "envbuilder", *args], capture_output=True, text=True,
-                                cwd=self.project, env={**os.environ, "ENVBUILDER_ROOT": str(self.project)})
+                                cwd=self.project, env={**os.environ, "ENVBUILDER_ROOT": str(self.project),
+                                                       **({"PIP_INDEX_URL": self.index_url} if self.index_url else {})})
         if check:
             assert result.returncode == 0, f"envbuilder {' '.join(args)}: {result.stderr[-4000:]}"
         return result
@@ -137,7 +142,11 @@ def cpu_image(tmp_path_factory: pytest.TempPathFactory) -> CpuImage:
     token = "envbuilder-fake-token-" + secrets.token_hex(16)
     netrc = work / "netrc"
     netrc.write_text(f"machine hub.invalid login ci password {token}\n")
-    image = CpuImage(project, work, ca_bundle() or Path("/etc/ssl/certs/ca-certificates.crt"), token, netrc)
+    from envbuilder.index.config import default_index_url
+
+    scheme, _, rest = default_index_url().partition("://")
+    index_url = f"{scheme}://ci-reader:{token}@{rest.rpartition('@')[2]}"
+    image = CpuImage(project, work, ca_bundle() or Path("/etc/ssl/certs/ca-certificates.crt"), token, netrc, index_url)
     image.envbuilder("lock", TARGET)
     image.first = image.build(f"{TAG}:first")
     return image
