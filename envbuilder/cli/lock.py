@@ -45,6 +45,9 @@ def lock(targets: tuple[str, ...], check: bool, offline: bool, upgrade: bool, re
             console.print(f"[yellow]warning[/] {escape(warning)}")
         start = time.perf_counter()
         result = lock_target(target, root, options)
+        if result.replaced:
+            console.print(f"[yellow]replaced[/] an unreadable lock, re-resolved from scratch as with --upgrade: "
+                          f"{escape(result.replaced)}")
         state = "wrote" if result.changed else ("unchanged" if result.resolved else "current")
         console.print(f"[green]{state}[/] {result.path.relative_to(root)}: {len(result.lock.packages)} packages "
                       f"in {time.perf_counter() - start:.1f}s")

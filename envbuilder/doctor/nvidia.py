@@ -31,10 +31,31 @@ def _persistence(text: str | None) -> bool | None:
     return {"enabled": True, "disabled": False}.get(value)
 
 
-def _mib(text: str) -> int | None:
-    """'143771 MiB' (or '143771' with nounits) -> 143771."""
-    match = re.match(r"^\s*(\d+(?:\.\d+)?)", text)
-    return int(float(match.group(1))) if match else None
+_UNKNOWN = {"", "[n/a]", "n/a", "[not supported]", "not supported", "[unknown error]"}
+_MIB = re.compile(r"(\d{1,9}(?:\.\d{1,6})?)(?:\s*MiB)?")
+_CC = re.compile(r"\d{1,2}\.\d{1,2}")
+_DRIVER = re.compile(r"\d{1,4}(?:\.\d{1,4}){1,3}")
+MAX_SAVED_BYTES = 4 << 20  # a saved nvidia-smi output of 8 GPUs is a few kB
+
+
+def _where(origin: str, line: int | None, key: str) -> str:
+    return f"{origin}:{line}: key {key!r}" if line else f"{origin}: key {key!r}"
+
+
+def _checked(value: str | None, pattern: re.Pattern[str], what: str, origin: str, line: int | None,
+             key: str) -> str | None:
+    """`value` if it is a `what` (None when nvidia-smi says it does not know); BadInput otherwise."""
+    if value is None or value.strip().lower() in _UNKNOWN:
+        return None
+    if pattern.fullmatch(value.strip()) is None:
+        raise BadInput(f"{_where(origin, line, key)}: {value[:80]!r} is not {what}")
+    return value.strip()
+
+
+def _mib(text: str, origin: str = "nvidia-smi", line: int | None = None, key: str = "memory.total") -> int | None:
+    """'143771 MiB' (or '143771' with nounits) -> 143771; '[N/A]' -> None; 'abc MiB' -> BadInput."""
+    value = _checked(text, _MIB, "a size in MiB", origin, line, key)
+    return None if value is None else int(float(_MIB.fullmatch(value).group(1)))  # type: ignore[union-attr]
 
 
 def _cuda_from_int(value: int) -> str:
@@ -60,27 +81,40 @@ def _csv_header(row: list[str]) -> list[str] | None:
 
 def parse_smi_csv(text: str, origin: str = "nvidia-smi") -> DriverFacts:
     """`nvidia-smi --query-gpu=... --format=csv[,noheader][,nounits]` output."""
-    rows = [r for r in csv.reader(io.StringIO(text.strip()), skipinitialspace=True) if r]
+    if len(text) > MAX_SAVED_BYTES:
+        raise BadInput(f"{origin}: {len(text):,} characters; nvidia-smi output is a few kB (at most {MAX_SAVED_BYTES:,})")
+    reader = csv.reader(io.StringIO(text.strip()), skipinitialspace=True)
+    try:
+        numbered = [(reader.line_num, r) for r in reader if r]
+    except csv.Error as exc:
+        raise BadInput(f"{origin}:{reader.line_num}: not nvidia-smi CSV output: {exc}") from None
+    rows = [r for _, r in numbered]
     if not rows:
         raise BadInput(f"{origin}: empty nvidia-smi output")
     header = _csv_header(rows[0])
     columns = header or list(_DEFAULT_CSV_ORDER)
     body = rows[1:] if header else rows
     gpus, drivers = [], set()
+    keys = {v: k for k, v in _CSV_FIELDS.items()}
     for number, row in enumerate(body):
+        line = numbered[number + (1 if header else 0)][0]
         if len(row) != len(columns):
-            raise BadInput(f"{origin}: line {number + (2 if header else 1)}: expected {len(columns)} columns "
+            raise BadInput(f"{origin}:{line}: expected {len(columns)} columns "
                            f"({', '.join(columns)}), found {len(row)}")
         cell = dict(zip(columns, (c.strip() for c in row)))
+        index = _checked(cell.get("index"), re.compile(r"\d{1,4}"), "a GPU index", origin, line, "index")
         gpus.append(Gpu(
-            index=int(cell["index"]) if cell.get("index", "").isdigit() else number,
-            name=cell.get("name", "?"),
-            memory_mib=_mib(cell.get("memory", "")),
-            compute_capability=cell.get("cc") if re.fullmatch(r"\d+\.\d+", cell.get("cc", "")) else None,
+            index=int(index) if index is not None else number,
+            name=cell.get("name", "?")[:200],
+            memory_mib=_mib(cell.get("memory", ""), origin, line, keys["memory"]),
+            compute_capability=_checked(cell.get("cc"), _CC, "a compute capability like 9.0", origin, line,
+                                        keys["cc"]),
             persistence=_persistence(cell.get("persistence")),
         ))
-        if cell.get("driver"):
-            drivers.add(cell["driver"])
+        driver = _checked(cell.get("driver"), _DRIVER, "a driver version like 590.48.01", origin, line,
+                          keys["driver"])
+        if driver:
+            drivers.add(driver)
     if len(drivers) > 1:
         raise BadInput(f"{origin}: several driver versions in one output: {', '.join(sorted(drivers))}")
     return DriverFacts(version=drivers.pop() if drivers else None, source=origin, gpus=tuple(gpus),
@@ -89,10 +123,13 @@ def parse_smi_csv(text: str, origin: str = "nvidia-smi") -> DriverFacts:
 
 def parse_smi_q(text: str, origin: str = "nvidia-smi -q") -> DriverFacts:
     """`nvidia-smi -q`: a header (driver, CUDA) then one indented block per GPU."""
+    if len(text) > MAX_SAVED_BYTES:
+        raise BadInput(f"{origin}: {len(text):,} characters; nvidia-smi output is a few kB (at most {MAX_SAVED_BYTES:,})")
     top: dict[str, str] = {}
     gpus: list[dict[str, str]] = []
+    lines: dict[tuple[int, str], int] = {}  # (gpu number or -1, key) -> line number, for messages
     section = ""
-    for line in text.splitlines():
+    for number, line in enumerate(text.splitlines(), 1):
         if re.match(r"^GPU [0-9A-Fa-f:.]+\s*$", line):
             gpus.append({})
             section = ""
@@ -106,29 +143,41 @@ def parse_smi_q(text: str, origin: str = "nvidia-smi -q") -> DriverFacts:
         indent, key, value = len(match.group(1)), match.group(2).strip(), match.group(3).strip()
         if not gpus:
             top[key] = value
+            lines[(-1, key)] = number
         elif indent == 4:
             section = ""
             gpus[-1][key] = value
+            lines[(len(gpus) - 1, key)] = number
         elif section:
             gpus[-1].setdefault(f"{section}/{key}", value)
+            lines.setdefault((len(gpus) - 1, f"{section}/{key}"), number)
     if "Driver Version" not in top:
         raise BadInput(f"{origin}: no 'Driver Version' line: not `nvidia-smi -q` output")
+    version = _checked(top["Driver Version"], _DRIVER, "a driver version like 590.48.01", origin,
+                       lines[(-1, "Driver Version")], "Driver Version")
+    if version is None:
+        raise BadInput(f"{_where(origin, lines[(-1, 'Driver Version')], 'Driver Version')}: empty")
+    cuda = _checked(top.get("CUDA Version"), _CC, "a CUDA version like 12.8", origin,
+                    lines.get((-1, "CUDA Version")), "CUDA Version")
     return DriverFacts(
-        version=top["Driver Version"],
-        cuda=top.get("CUDA Version") if re.fullmatch(r"\d+\.\d+", top.get("CUDA Version", "")) else None,
+        version=version,
+        cuda=cuda,
         source=origin,
-        gpus=tuple(_q_gpu(i, g) for i, g in enumerate(gpus)),
+        gpus=tuple(_q_gpu(i, g, origin, lines) for i, g in enumerate(gpus)),
         gpus_source=origin,
     )
 
 
-def _q_gpu(index: int, block: dict[str, str]) -> Gpu:
-    cc = block.get("Compute Capability") or block.get("CUDA Compute Capability")
+def _q_gpu(index: int, block: dict[str, str], origin: str, lines: dict[tuple[int, str], int]) -> Gpu:
+    cc_key = "Compute Capability" if "Compute Capability" in block else "CUDA Compute Capability"
+    minor = block.get("Minor Number", "")
     return Gpu(
-        index=int(block["Minor Number"]) if block.get("Minor Number", "").isdigit() else index,
-        name=block.get("Product Name", "?"),
-        memory_mib=_mib(block.get("FB Memory Usage/Total", "")),
-        compute_capability=cc if cc and re.fullmatch(r"\d+\.\d+", cc) else None,
+        index=int(minor) if minor.isdigit() and len(minor) < 5 else index,
+        name=block.get("Product Name", "?")[:200],
+        memory_mib=_mib(block.get("FB Memory Usage/Total", ""), origin,
+                        lines.get((index, "FB Memory Usage/Total")), "FB Memory Usage/Total"),
+        compute_capability=_checked(block.get(cc_key), _CC, "a compute capability like 9.0", origin,
+                                    lines.get((index, cc_key)), cc_key),
         persistence=_persistence(block.get("Persistence Mode")),
     )
 
@@ -152,7 +201,7 @@ def _modules(sources: HostSources) -> tuple[bool | None, bool | None]:
     text = sources.read("/proc/modules")
     if text is None:
         return None, None
-    names = {line.split()[0] for line in text.splitlines() if line.strip()}
+    names = {line.split()[0] for line in text.splitlines() if line.split()}
     return "nvidia" in names, "nvidia_uvm" in names
 
 
@@ -163,7 +212,8 @@ def _from_smi(sources: HostSources, errors: list[str]) -> DriverFacts | None:
         return None
     if ran.returncode == 0:
         return parse_smi_csv(ran.stdout)
-    errors.append("nvidia-smi: " + (ran.stdout.strip() or ran.stderr.strip()).splitlines()[0][:200])
+    said = (ran.stdout.strip() or ran.stderr.strip() or f"exit status {ran.returncode}").splitlines()
+    errors.append("nvidia-smi: " + (said[0] if said else "")[:200])
     ran = sources.run(["nvidia-smi", "-q"])  # older drivers lack the compute_cap field
     if ran is not None and ran.returncode == 0 and "Driver Version" in ran.stdout:
         return parse_smi_q(ran.stdout)

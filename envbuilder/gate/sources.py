@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from envbuilder.errors import BadInput, EnvbuilderError, Unreachable
-from envbuilder.lock.io import check_indexes, loads
+from envbuilder.lock.io import check_indexes, loads, read_text
 from envbuilder.lock.model import Lock
 
 LOCKS_DIR = "locks"
@@ -61,6 +61,8 @@ def read_side(path: Path, display: str | None = None, root: Path | None = None, 
         raise BadInput(f"{path}: no such lock file") from None
     except OSError as exc:
         raise BadInput(f"{path}: cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        text = read_text(Path(path))  # raises BadLock naming the line of the first bad byte
     lock = loads(text, str(display or path))
     if target is None or getattr(target, "name", None) != lock.target:
         target = _target(lock.target, root)

@@ -42,6 +42,7 @@ from filelock import FileLock
 
 from envbuilder.diskspace import disk_full_is_unreachable
 from envbuilder.errors import Unreachable
+from envbuilder.tempfiles import STALE_SECONDS, polite_mode, sweep
 
 CACHE_ENV = "ENVBUILDER_CACHE_DIR"
 _MAGIC = b"envbuilder-cache-1"
@@ -110,6 +111,7 @@ def atomic_write(path: Path, data: bytes) -> None:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".part")
         try:
             with os.fdopen(fd, "wb") as out:
+                polite_mode(out.fileno())
                 out.write(data)
             os.replace(tmp, path)
         except BaseException:
@@ -131,11 +133,7 @@ STALE_TEMP_SECONDS = 24 * 3600  # a download still running after a day is not on
 
 def _sweep(directory: Path, age: float, pattern: str = "*.part") -> None:
     """Delete partial writes left by killed runs (a live run's temp files are younger)."""
-    cutoff = time.time() - age
-    for path in directory.glob(pattern):
-        with contextlib.suppress(OSError):
-            if path.stat().st_mtime < cutoff:
-                path.unlink()
+    sweep(directory, pattern, age)
 
 
 def _signature(path: Path) -> tuple[int, int, int]:
@@ -205,7 +203,7 @@ class Cache:
             top = self.root / kind
             if top.is_dir():
                 for folder in (top, *(p for p in top.iterdir() if p.is_dir())):
-                    _sweep(folder, STALE_TEMP_SECONDS, ".tmp-*.part")
+                    _sweep(folder, STALE_SECONDS, ".tmp-*.part")
 
     def drop(self, path: Path) -> None:
         """Delete a damaged entry so the next lookup misses and refetches."""
@@ -285,6 +283,7 @@ class Cache:
             self._swept = True
             _sweep(tmp_dir, STALE_TEMP_SECONDS)
         fd, tmp = tempfile.mkstemp(dir=tmp_dir, prefix="dl-", suffix=".part")
+        polite_mode(fd)
         os.close(fd)
         return Path(tmp)
 

@@ -16,6 +16,7 @@ import os
 import re
 import tempfile
 import tomllib
+from glob import escape as glob_escape
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,9 @@ from typing import Any
 import tomli_w
 from pydantic import TypeAdapter, ValidationError
 
+from envbuilder.diskspace import disk_full_is_unreachable
 from envbuilder.errors import BadInput
+from envbuilder.tempfiles import polite_mode, sweep
 from envbuilder.lock.model import LOCK_SCHEMA, LOCK_VERSION, Digest, Lock, Problem, consistency_problems
 from envbuilder.lock.model import index_problems as _index_problems
 
@@ -103,22 +106,29 @@ def read_lock(path: Path) -> Lock:
 
 
 def write_atomic(path: Path, text: str) -> bool:
-    """Replace `path` with `text` atomically; returns False when the bytes were already there."""
+    """Replace `path` with `text` atomically; returns False when the bytes were already there.
+
+    The file gets the user's umask (not mkstemp's 0600); stale temp files of killed runs beside it
+    are swept; a full disk is Unreachable (exit 3) naming the folder, with the old file untouched.
+    """
     path = Path(path)
     data = text.encode("utf-8")
-    if path.exists() and path.read_bytes() == data:
+    if path.is_file() and path.read_bytes() == data:
         return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with disk_full_is_unreachable(path.parent, len(data)):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        sweep(path.parent, f".{glob_escape(path.name)}.*.tmp")
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                polite_mode(handle.fileno())
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
     return True
 
 

@@ -26,6 +26,45 @@ Path_ = tuple[Union[str, int], ...]
 # Sections merged per key rather than deeply: a child's package entry replaces the parent's.
 REPLACE_PER_KEY = {("packages",), ("indexes",)}
 MAX_EXTENDS_DEPTH = 8
+#: A matrix is a page of YAML; these bound what a hostile one can cost before anything is built.
+MAX_MATRIX_BYTES = 1 << 20
+MAX_EXPANDED_NODES = 100_000  # values after alias expansion (a "billion laughs" file is billions)
+_CORE_TAGS = {f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "map", "seq", "merge")}
+
+
+def _tag(node: Any) -> str:
+    tag = getattr(node, "tag", None)
+    return str(getattr(tag, "value", tag))
+
+
+def _check_nodes(file: Path, root: Any) -> None:
+    """Refuse explicit tags (`!!python/...`, `!custom`) and alias expansions past MAX_EXPANDED_NODES.
+
+    Works on the composed node graph, where an alias is the same node object: sizes are counted
+    once per node (memoised), so the check itself stays linear in the file.
+    """
+    sizes: dict[int, int] = {}
+    stack: list[tuple[Any, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if id(node) in sizes:
+            continue
+        tag = _tag(node)
+        if tag not in _CORE_TAGS:
+            line = node.start_mark.line + 1
+            raise BadInput(f"{file}:{line}: YAML tag {tag.replace('tag:yaml.org,2002:', '!!')!r} is not allowed: "
+                           "a matrix holds plain strings, numbers, booleans, lists and mappings")
+        value = node.value
+        children = ([c for pair in value for c in pair] if isinstance(value, list) and value
+                    and isinstance(value[0], tuple) else value if isinstance(value, list) else [])
+        if not children_done and children:
+            stack.append((node, True))
+            stack.extend((c, False) for c in children if id(c) not in sizes)
+            continue
+        sizes[id(node)] = total = 1 + sum(sizes.get(id(c), 1) for c in children)
+        if total > MAX_EXPANDED_NODES:
+            raise BadInput(f"{file}:{node.start_mark.line + 1}: YAML aliases expand to more than "
+                           f"{MAX_EXPANDED_NODES:,} values: a matrix never needs that many (an alias bomb?)")
 
 
 @dataclass(frozen=True)
@@ -64,12 +103,17 @@ def _plain(node: Any, file: Path, path: Path_, origins: dict[Path_, Origin]) -> 
 
 def _read_yaml(file: Path) -> _Doc:
     try:
+        if file.stat().st_size > MAX_MATRIX_BYTES:
+            raise BadInput(f"{file}: {file.stat().st_size:,} bytes; a matrix may be at most {MAX_MATRIX_BYTES:,}")
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise BadInput(f"{file}: no such matrix file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise BadInput(f"{file}: cannot read: {exc}") from None
     try:
+        composed = YAML(typ="rt", pure=True).compose(text)
+        if composed is not None:
+            _check_nodes(file, composed)
         node = YAML(typ="rt", pure=True).load(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark

@@ -47,6 +47,7 @@ class LockResult:
     lock: Lock
     changed: bool
     resolved: bool = True  # False when the current lock was kept without resolving
+    replaced: str | None = None  # why the old lock could not be read (it was re-resolved from scratch)
 
 
 def knowledge_for(target: Target) -> Knowledge:
@@ -80,7 +81,7 @@ def lock_target(target: Target, root: Path, options: LockOptions, knowledge: Kno
     knowledge = knowledge or knowledge_for(target)
     hook = hook or default_hook(target, knowledge)
     path = lock_path(root, target.name)
-    previous = _read_previous(path)
+    previous, unreadable = _read_previous(path)
     if previous is not None and _keep_current(target, path, knowledge, options):
         return LockResult(target.name, path, previous, changed=False, resolved=False)
     keep = wheel_platform_filter(target.platform.machine)  # other platforms' wheels are never decoded
@@ -101,7 +102,7 @@ def lock_target(target: Target, root: Path, options: LockOptions, knowledge: Kno
     if linkage is not None:
         lock = _record_linkage(lock, linkage[1])
     _refuse_errors(lock, findings)
-    return LockResult(target.name, path, lock, write_lock(lock, path))
+    return LockResult(target.name, path, lock, write_lock(lock, path), replaced=unreadable)
 
 
 def _link(target: Target, finder, client: IndexClient, hook: ResolverHook, resolution: Resolution,
@@ -147,11 +148,13 @@ def _keep_current(target: Target, path: Path, knowledge: Knowledge, options: Loc
     return not wants_change and not stale_reasons(target, path, knowledge)
 
 
-def _read_previous(path: Path) -> Lock | None:
+def _read_previous(path: Path) -> tuple[Lock | None, str | None]:
+    """The old lock, or (None, why) when it cannot be read: `lock` repairs it as with --upgrade
+    (nothing of it is preferred), and says so; every other command exits 2 on such a lock."""
     try:
-        return read_lock(path) if path.exists() else None
-    except BadInput:
-        return None  # an unreadable old lock is replaced, not preferred
+        return (read_lock(path) if path.exists() else None), None
+    except BadInput as exc:
+        return None, str(exc)
 
 
 def _refuse_errors(lock: Lock, findings: list) -> None:

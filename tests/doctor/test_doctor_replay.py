@@ -187,7 +187,7 @@ def test_q_output_without_compute_capability_infers_it_from_the_product_name():
 def test_csv_forms_and_bad_saved_files(tmp_path):
     noheader = parse_smi_csv("NVIDIA H200, 143771, 580.159.04, 9.0\nNVIDIA H200, 143771, 580.159.04, 9.0\n")
     assert [g.index for g in noheader.gpus] == [0, 1] and noheader.gpus[1].memory_mib == 143771
-    with pytest.raises(BadInput, match=r"gpus.csv: line 2: expected 4 columns"):
+    with pytest.raises(BadInput, match=r"gpus.csv:2: expected 4 columns"):
         parse_smi_csv("name, memory.total [MiB], driver_version, compute_cap\nNVIDIA H200, 143771 MiB\n", "gpus.csv")
     with pytest.raises(BadInput, match="table view"):
         parse_saved((H200 / "nvidia-smi.txt").read_text(), "smi.txt")

@@ -150,3 +150,38 @@ def test_explain_includes_the_matrix_knowledge_overlay(project, default_index):
     assert project.run("lock", "local").rc == 0
     result = project.run("explain", "local", "pkg")
     assert "rule pkg-local-1 (warning, <2): AFFECTED — our own finding [https://example.invalid/issue/1]" in result.out
+
+
+def test_lock_repairs_a_lock_it_cannot_read_and_other_commands_exit_2(locked):
+    """Not UTF-8: `lock` rewrites it (saying so); every other reader exits 2 naming the file and line."""
+    path = locked.lock_path("app")
+    good = path.read_bytes()
+    path.write_bytes(good.replace(b"lock-version", b"lock-version\xff\xfe", 1))
+    for args in (("lock", "app", "--check"), ("export", "app", "--format", "requirements"), ("explain", "app", "lib"),
+                 ("build", "app", "--dry-run"), ("gate", "--base", str(path), "--head", str(path))):
+        result = locked.run(*args)
+        assert result.rc == 2, (args, result.text)
+        assert "app.lock.toml" in result.err and "Traceback" not in result.text and "UTF-8" in result.err, args
+    repaired = locked.run("lock", "app")
+    assert repaired.rc == 0 and "replaced" in repaired.err and "unreadable" in repaired.err, repaired.text
+    assert path.read_bytes() == good
+
+
+def test_lock_files_get_the_umask_and_stale_temp_files_are_swept(locked):
+    import os
+    import time
+
+    path = locked.lock_path("app")
+    stale = path.parent / ".app.lock.toml.k1ll3d.tmp"
+    stale.write_text("half")
+    os.utime(stale, (time.time() - 7200, time.time() - 7200))
+    fresh = path.parent / ".app.lock.toml.l1v3.tmp"  # another run's write in progress: kept
+    fresh.write_text("in flight")
+    old = os.umask(0o022)
+    try:
+        path.unlink()
+        assert locked.run("lock", "app").rc == 0
+    finally:
+        os.umask(old)
+    assert path.stat().st_mode & 0o777 == 0o644
+    assert not stale.exists() and fresh.exists()
