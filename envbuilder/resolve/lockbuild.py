@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import replace
 from datetime import datetime
 
 from envbuilder import knowledge as kb
 from envbuilder.lock.model import Artifact, BuildRecipe, Lock, LockedPackage, Source
+from envbuilder.lock.recipe import inputs_digest
 from envbuilder.matrix import Target
 from envbuilder.resolve.candidates import Candidate
 from envbuilder.resolve.environment import TargetEnvironment
@@ -120,14 +119,10 @@ def _recipe(resolution: Resolution, candidate: Candidate, knowledge: kb.Knowledg
     dep_names = {r.name for r in resolution.edges.get(candidate.key, [])}
     requires = tuple(sorted(f"{n}=={resolution.pins[n].version}" for n in dep_names
                             if n in providers and n in resolution.pins))
-    inputs = {
-        "source": [f.sha256 for f in candidate.files] or [candidate.git_url, candidate.git_commit],
-        "env": env, "cuda": resolution.target.toolchain.cuda, "requires": requires,
-        "requires-artifacts": sorted(f.sha256 or "" for r in requires
-                                     for f in resolution.pins[r.split("==")[0]].files),
-        "apt": list(build.apt) if build is not None else [], "target": build.target if build else None,
-        "gpu-arch": resolution.target.hardware.gpu.arch if resolution.target.hardware.gpu else None,
-    }
-    digest = hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()
-    return BuildRecipe(env=env, cuda=resolution.target.toolchain.cuda, requires=requires,
-                       inputs_digest=f"sha256:{digest}")
+    digest = inputs_digest(
+        source=[f.sha256 for f in candidate.files] or [candidate.git_url, candidate.git_commit],
+        env=env, cuda=resolution.target.toolchain.cuda, requires=requires,
+        requires_artifacts=(f.sha256 or "" for r in requires for f in resolution.pins[r.split("==")[0]].files),
+        apt=build.apt if build is not None else (), target=build.target if build else None,
+        gpu_arch=resolution.target.hardware.gpu.arch if resolution.target.hardware.gpu else None)
+    return BuildRecipe(env=env, cuda=resolution.target.toolchain.cuda, requires=requires, inputs_digest=digest)

@@ -132,7 +132,18 @@ def publish(server: IndexServer, lock: Lock, base: Lock | None = None) -> Lock:
                 artifact = replace(artifact, sha256=dist.sha256, size=dist.size)
             artifacts.append(artifact)
         packages.append(replace(package, artifacts=tuple(artifacts)))
-    return lock.replace_packages(tuple(packages))
+    return relocked(lock.replace_packages(tuple(packages)))
+
+
+def relocked(lock: Lock) -> Lock:
+    """Source builds' inputs digests as a re-lock records them (their inputs' hashes may have moved)."""
+    from envbuilder.gate.checks.recipes import derived_digest
+
+    shipped = (ROOT / "matrices" / f"{lock.target}.yaml").exists()
+    target = load_target(lock.target if shipped else TARGET, root=ROOT)
+    return lock.replace_packages(tuple(
+        replace(p, build=replace(p.build, inputs_digest=derived_digest(lock, p, target))) if p.build else p
+        for p in lock.packages))
 
 
 def tqdm_bump(lock: Lock) -> Lock:
@@ -147,7 +158,8 @@ def torch_bump(lock: Lock) -> Lock:
     fa = lock.package("flash-attn")
     bumped = with_package(lock, "torch", "2.10.0", TORCH_210)
     rebuilt = replace(fa, build=replace(fa.build, requires=("torch==2.10.0",)))
-    return with_package(bumped, "flash-attn", fa.version, facets=recorded_facets(rebuilt, "2.10.0"), build=rebuilt.build)
+    return relocked(with_package(bumped, "flash-attn", fa.version, facets=recorded_facets(rebuilt, "2.10.0"),
+                                 build=rebuilt.build))
 
 
 def write(lock: Lock, path: Path) -> Path:

@@ -15,7 +15,7 @@ import pytest
 import tomli_w
 
 from envbuilder.lock.io import dumps, read_lock
-from tests.gate.stack import LOCK, ROOT, TARGET, committed, gate, publish, stack_lock, torch_bump, tqdm_bump, with_package, write
+from tests.gate.stack import LOCK, ROOT, TARGET, committed, gate, publish, relocked, stack_lock, torch_bump, tqdm_bump, with_package, write
 from tests.support.index_server import IndexServer
 
 MATRIX = f"matrices/{TARGET}.yaml"
@@ -285,11 +285,23 @@ CHANGES = {
                        ("*", "toolchain-changed")),
     "environment": (lambda lock: replace(lock, environment={**lock.environment, "libc": "glibc_2.41"}),
                     ("*", "environment-changed")),
-    "build-env": (lambda lock: with_package(lock, "flash-attn", lock.package("flash-attn").version,
-                                            build=replace(lock.package("flash-attn").build,
-                                                          env={"FLASH_ATTN_CUDA_ARCHS": "120", "CC": "evil"})),
-                  ("flash-attn", "build-recipe-changed")),
+    "build-env": (lambda lock: relocked(_build_env(lock)), ("flash-attn", "build-recipe-changed")),
 }
+
+
+def _build_env(lock):
+    fa = lock.package("flash-attn")
+    return with_package(lock, "flash-attn", fa.version,
+                        build=replace(fa.build, env={"FLASH_ATTN_CUDA_ARCHS": "120", "CC": "evil"}))
+
+
+def test_a_recipe_whose_digest_its_inputs_do_not_give_is_rejected(project, base_lock, gate_in_process):
+    """The env edited by hand, the inputs digest left as it was: the build stage would be reused."""
+    base = write(base_lock, project / "base.lock.toml")
+    write(_build_env(base_lock), project / LOCK)
+    done, result = judged(gate_in_process, project, "--base", str(base))
+    assert done.returncode == 1 and new_findings(result, "error") == {("flash-attn", "build-inputs-mismatch")}
+    assert base_lock.package("flash-attn").build.inputs_digest in finding(result, "build-inputs-mismatch")["why"]
 
 
 @pytest.mark.parametrize("change", CHANGES)
@@ -306,7 +318,7 @@ def test_changes_besides_versions_are_listed_for_review(change, project, base_lo
 def test_a_git_commit_change_is_listed(project, gate_in_process):
     lock = read_lock(ROOT / "locks" / f"{TARGET}-main.lock.toml")
     sglang = lock.package("sglang")
-    moved = with_package(lock, "sglang", sglang.version, source=replace(sglang.source, commit="f" * 40))
+    moved = relocked(with_package(lock, "sglang", sglang.version, source=replace(sglang.source, commit="f" * 40)))
     base = write(lock, project / "base.lock.toml")
     head = write(moved, project / f"locks/{TARGET}-main.lock.toml")
     done, result = judged(gate_in_process, project, "--base", str(base), "--head", str(head))

@@ -13,10 +13,11 @@ from envbuilder.gate.checks.fields import check_fields
 from envbuilder.gate.checks.index import check_index
 from envbuilder.gate.checks.knowledge import check_knowledge
 from envbuilder.gate.checks.linkage import check_linkage
+from envbuilder.gate.checks.recipes import check_recipes
 from envbuilder.gate.checks.rules import check_rules
 from envbuilder.gate.context import Checker
 
-CHECKERS: tuple[Checker, ...] = (check_rules, check_knowledge, check_fields, check_replaced, check_index,
+CHECKERS: tuple[Checker, ...] = (check_rules, check_knowledge, check_fields, check_recipes, check_replaced, check_index,
                                  check_linkage)
 
 __all__ = ["CHECKERS"]
