@@ -283,7 +283,8 @@ def consumer_abi(subject: Subject, provider: Subject | None, reference: str | No
     if facets is None or not facets.torch or canonicalize_name(subject.package.name) == PROVIDER:
         return []
     name = subject.package.name
-    ref = reference or REF_UNDEFINED_SYMBOL
+    # The package's own evidence; flash-attention's undefined-symbol issue only ever speaks for flash-attn.
+    ref = reference or (REF_UNDEFINED_SYMBOL if canonicalize_name(name) == "flash-attn" else None)
     if provider is None:
         return [Finding(package=name, rule="abi-provider", severity="error",
                         why=f"{subject.label} was built against torch {facets.torch}, but the lock has no torch",
@@ -393,8 +394,8 @@ def _affected(issue: KnownIssue, version: str) -> bool:
 
 
 def _fix_text(issue: KnownIssue) -> str:
-    parts = [f"fixed in {issue.fix.version}" if issue.fix.version else None, issue.fix.pr]
-    return "; ".join(p for p in parts if p)
+    """The fixing version only: the fix's PR is the finding's `reference`, printed once after `why`."""
+    return f"fixed in {issue.fix.version}" if issue.fix.version else ""
 
 
 def _issue(subject: Subject, issue: KnownIssue, detail: str | None) -> Finding:

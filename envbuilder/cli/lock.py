@@ -16,7 +16,7 @@ console = make_console(stderr=True, soft_wrap=True)
 
 
 @click.command()
-@click.argument("targets", nargs=-1)
+@click.argument("targets", nargs=-1, metavar="[TARGET|MATRIX.yaml]...")
 @click.option("--check", is_flag=True, help="Exit 1 if a lock no longer matches its matrix (offline, exact).")
 @click.option("--offline", is_flag=True, help="Use only the local cache; say exactly what is missing.")
 @click.option("--upgrade", "-U", is_flag=True, help="Ignore the existing lock's pins.")
@@ -28,7 +28,11 @@ console = make_console(stderr=True, soft_wrap=True)
                    "requests; a linkage failure makes the resolver try other versions).")
 def lock(targets: tuple[str, ...], check: bool, offline: bool, upgrade: bool, refresh: bool,
          upgrade_packages: tuple[str, ...], link: bool) -> None:
-    """Resolve TARGETS (default: every shipped target) into locks/<target>.lock.toml."""
+    """Resolve each TARGET into locks/<target>.lock.toml (default: every target in matrices/).
+
+    A TARGET is a target name (matrices/<name>.yaml) or the path of a matrix file, e.g.
+    `envbuilder lock docs/examples/hopper-vllm.yaml`; its lock is written under the name its `target:` key gives.
+    """
     root = project_root()
     loaded = [load_target(t, root) for t in (targets or shipped_targets(root))]
     if check:

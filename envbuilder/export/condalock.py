@@ -10,6 +10,7 @@ metadata instead and the user's environment supplies the interpreter.
 
 from __future__ import annotations
 
+import re
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -66,11 +67,30 @@ def build(selection: Selection, located: Mapping[str, Located], origin: str = "<
     return Lockfile(package=packages, metadata=_metadata(selection, origin))
 
 
+def _comment_safe(text: str) -> str:
+    """A value shown in a YAML comment: one line of plain characters, so it cannot end the comment."""
+    return re.sub(r"[^\w.\-/+@:<>]", "_", text)
+
+
+def header(selection: Selection, origin: str, file_name: str) -> str:
+    """Our own help text: conda-lock's would suggest `conda-lock -f <our lock>`, which it cannot read."""
+    lock = selection.lock
+    target, origin, name = (_comment_safe(v) for v in (lock.target, origin, file_name))
+    return (f"# Exported by envbuilder from {origin} (target {target}, lock {_comment_safe(lock.digest)}).\n"
+            "# DO NOT EDIT: change the matrix, re-lock and export again.\n"
+            "#\n"
+            "# Install this environment as \"YOURENV\" with:\n"
+            f"#     conda-lock install -n YOURENV {name}\n"
+            "# To update a package (conda-lock cannot re-solve an envbuilder lock):\n"
+            f"#     envbuilder lock {target} --upgrade-package PACKAGE\n"
+            f"#     envbuilder export {target} --format conda-lock -o {name}\n")
+
+
 def render(selection: Selection, located: Mapping[str, Located], origin: str = "<lock>",
            file_name: str = "conda-lock.yml") -> str:
-    """YAML text from conda-lock's own writer (it names the file in its help comments)."""
+    """YAML text from conda-lock's own writer, under envbuilder's header instead of conda-lock's help text."""
     lockfile = build(selection, located, origin)
     with tempfile.TemporaryDirectory(prefix="envbuilder-conda-lock-") as tmp:
-        path = Path(tmp) / file_name
-        write_conda_lock_file(lockfile, path, metadata_choices=None)
-        return path.read_text(encoding="utf-8")
+        path = Path(tmp) / "conda-lock.yml"
+        write_conda_lock_file(lockfile, path, metadata_choices=None, include_help_text=False)
+        return header(selection, origin, file_name) + path.read_text(encoding="utf-8")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union, get_args, get_origin
@@ -199,8 +200,52 @@ def _explain(exc: ValidationError, origins: dict[Path_, Origin], file: Path) -> 
             message = "unknown key" + _suggest(loc)
         elif err["type"] == "missing":
             message = "required key is missing"
+        elif _scalar(err.get("input")) and err["type"] in ("string_type", "model_type", "model_attributes_type"):
+            message = _type_hint(err, loc, origin)
         lines.append(f"{origin}: key '{key}': {message}")
     return "invalid matrix\n  " + "\n  ".join(lines)
+
+
+def _scalar(value: Any) -> bool:
+    return isinstance(value, (int, float, bool)) or (isinstance(value, str) and "\n" not in value)
+
+
+def _raw_text(origin: Origin, key: str) -> str | None:
+    """The value as written on its line (YAML reads `3.10` as the number 3.1: the user wrote 3.10)."""
+    try:
+        line = origin.file.read_text(errors="replace").splitlines()[origin.line - 1]
+    except (OSError, IndexError):
+        return None
+    match = re.search(rf"(?:^|[\s{{,]){re.escape(key)}\s*:\s*([^\s,}}#]+)", line)
+    return match.group(1) if match else None
+
+
+def _type_hint(err: dict, loc: Path_, origin: Origin) -> str:
+    """The fix for a YAML type slip: quote a number meant as text; give a mapping's keys and an example."""
+    value = err["input"]
+    key = str(loc[-1]) if loc else ""
+    raw = _raw_text(origin, key) or (str(value).lower() if isinstance(value, bool) else str(value))
+    kind = "a boolean" if isinstance(value, bool) else "a number" if isinstance(value, (int, float)) else "a string"
+    model = _model_in(_annotation_at(loc))
+    if model is None:  # a string was wanted
+        return f"expected a string, but YAML reads {raw} as {kind}: quote it ({key}: \"{raw}\")"
+    if len(loc) == 2 and loc[0] == "packages":  # `name: "==1.2"` is shorthand for `name: {version: "==1.2"}`
+        return (f"expected a version specifier string or a mapping, but YAML reads {raw} as {kind}: "
+                f"write {key}: \"=={raw}\" (quoted, with an operator)")
+    fields = _aliases(model)
+    required = [alias for alias, name in fields.items() if model.model_fields[name].is_required()]
+    keys = ", ".join(f"{k} (required)" if k in required else k for k in fields)
+    example = f"; e.g. {key}: {{{required[0]}: \"{raw}\"}}" if len(required) == 1 else ""
+    return f"expected a mapping with keys {keys}, not {kind} ({raw}){example}"
+
+
+def _annotation_at(loc: Path_) -> Any:
+    tp: Any = Matrix
+    for part in loc:
+        tp = _step(tp, part)
+        if tp is None:
+            return None
+    return tp
 
 
 def _nearest_origin(loc: Path_, origins: dict[Path_, Origin]) -> Origin | None:

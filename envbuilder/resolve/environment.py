@@ -6,6 +6,7 @@ x86_64. Nothing here looks at the host.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -18,6 +19,8 @@ from envbuilder.matrix.schema import Platform
 # Legacy manylinux names and the glibc they stand for (PEP 599, PEP 571, PEP 513).
 LEGACY_MANYLINUX = {(2, 17): "manylinux2014", (2, 12): "manylinux2010", (2, 5): "manylinux1"}
 OLDEST_GLIBC_MINOR = 5
+_MANYLINUX = re.compile(r"^manylinux_(\d+)_(\d+)_(\w+)$")
+_LEGACY_GLIBC = {f"{name}_": glibc for glibc, name in LEGACY_MANYLINUX.items()}
 
 
 @dataclass(frozen=True)
@@ -85,3 +88,32 @@ class TargetEnvironment:
         """The best rank among a wheel's tags, or None when the target cannot install it."""
         ranks = [self.tag_priority[t] for t in wheel_tags if t in self.tag_priority]
         return min(ranks) if ranks else None
+
+    def _glibc_of(self, platform: str) -> tuple[int, int] | None:
+        """The glibc a manylinux platform tag needs on this target's machine; None for other platforms."""
+        match = _MANYLINUX.match(platform)
+        if match:
+            return (int(match.group(1)), int(match.group(2))) if match.group(3) == self.platform.machine else None
+        for prefix, glibc in _LEGACY_GLIBC.items():
+            if platform == prefix + self.platform.machine:
+                return glibc
+        return None
+
+    def why_no_wheel(self, wheel_tags: list[frozenset[Tag]]) -> str:
+        """Why none of these wheels installs on the target, in the matrix's terms (glibc, Python, machine)."""
+        every = [t for ts in wheel_tags for t in ts]
+        generic = f"linux_{self.platform.machine}"
+        python_ok = [t for t in every if Tag(t.interpreter, t.abi, generic) in self.tag_priority
+                     or Tag(t.interpreter, t.abi, "any") in self.tag_priority]
+        if not python_ok:
+            found = ", ".join(sorted({f"{t.interpreter}-{t.abi}" for t in every})[:4])
+            return f"its wheels are for {found}, not CPython {self.platform.python} (platform.python)"
+        needs = sorted((g, t.platform) for t in python_ok if (g := self._glibc_of(t.platform)) is not None)
+        have = self.platform.glibc
+        if needs and needs[0][0] > have:
+            (major, minor), tag = needs[0]
+            return (f"its oldest wheel needs glibc {major}.{minor} ({tag}) and the target has glibc "
+                    f"{have[0]}.{have[1]} (platform.libc: {self.platform.libc})")
+        machines = sorted({t.platform for t in python_ok})[:4]
+        return f"its wheels are for {', '.join(machines)}, none of which the target ({self.platform.machine}, " \
+               f"{self.platform.libc}) accepts"

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from envbuilder.abi.rules import TargetFacts, condition_holds
 from envbuilder.errors import BadInput
 from envbuilder.knowledge import Knowledge
 from envbuilder.lock.model import Lock, LockedPackage
@@ -40,7 +41,7 @@ def explain(target: Target, lock: Lock, knowledge: Knowledge, name: str) -> Expl
         wanted_by=_wanted_by(lock, pkg.name),
         overridden=list(pkg.overridden),
         paths=_paths(lock, target, pkg.name),
-        rules=_rules(knowledge, pkg),
+        rules=_rules(knowledge, pkg, TargetFacts.of(target, lock.toolchain)),
     )
 
 
@@ -76,10 +77,11 @@ def _paths(lock: Lock, target: Target, name: str) -> list[list[str]]:
     return paths
 
 
-def _rules(knowledge: Knowledge, pkg: LockedPackage) -> list[str]:
+def _rules(knowledge: Knowledge, pkg: LockedPackage, facts: TargetFacts) -> list[str]:
+    """The package's known issues that can apply here: a rule for another arch or model is not listed."""
     lines = []
     for issue in knowledge.known_issues:
-        if canonicalize_name(issue.package) != canonicalize_name(pkg.name):
+        if canonicalize_name(issue.package) != canonicalize_name(pkg.name) or not condition_holds(issue, facts):
             continue
         state = "AFFECTED" if issue.affects(pkg.name, pkg.version) else "clear"
         lines.append(f"{issue.id} ({issue.severity}, {issue.affected}): {state} — {issue.summary} [{issue.source}]")

@@ -17,6 +17,7 @@ from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from envbuilder.errors import BadInput
+from envbuilder.index.errors import DynamicMetadata
 from envbuilder.index.models import CoreMetadata, FileInfo
 from envbuilder.matrix import Target
 from envbuilder.matrix.schema import PackageSpec
@@ -49,6 +50,7 @@ class Factory:
             canonicalize_name(n): s for n, s in target.packages.items()}
         self.preferred = {canonicalize_name(n): Version(v) for n, v in (preferred or {}).items()}
         self.rejected: dict[NormalizedName, list[str]] = defaultdict(list)
+        self.no_wheel: dict[tuple[NormalizedName, Version], str] = {}  # why an sdist is the only candidate
         # (candidate key, version) -> its requirements; every candidate tried, not only the pinned
         self.edges: dict[tuple[str, Version], list[Req]] = {}
         self._with_extras: dict[tuple[int, frozenset[str]], Candidate] = {}
@@ -105,7 +107,17 @@ class Factory:
             return CoreMetadata(str(candidate.name), str(candidate.version), spec.metadata.requires_dist,
                                 spec.metadata.requires_python)
         assert candidate.file is not None
-        return self.finder.metadata(candidate.file)
+        try:
+            return self.finder.metadata(candidate.file)
+        except DynamicMetadata as exc:
+            why = self.no_wheel.get((candidate.name, candidate.version))
+            if why is None:
+                raise
+            raise DynamicMetadata(
+                f"{candidate.name} {candidate.version} has no wheel that installs on the target: {why}. "
+                f"Its sdist is all that is left, and building it is not the fix: if the target's glibc is newer, "
+                f"correct platform.libc; else pin {candidate.name} to a version with a wheel for it. (To build "
+                f"it from source anyway: {exc})") from None
 
     def prefetch(self, deps: list[Req]) -> None:
         prefetch = getattr(self.finder, "prefetch", None)
@@ -184,6 +196,8 @@ class Factory:
                         and (r := self.env.wheel_rank(f.tags)) is not None)
         wheels = tuple(f for _, _, f in ranked)
         sdists = [f for f in files if f.kind == "sdist"]
+        if sdists and not wheels and mode == "auto" and any(f.kind == "wheel" for f in files):
+            self.no_wheel[(name, version)] = self.env.why_no_wheel([f.tags for f in files if f.kind == "wheel"])
         options: list[Candidate] = []
         if wheels and mode in ("wheel", "any", "auto"):
             options.append(Candidate(name, version, "wheel", wheels, index=index))

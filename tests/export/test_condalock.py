@@ -91,3 +91,21 @@ def test_skipped_source_builds_are_named_in_the_metadata(index_server, index_cli
     parsed = parse_conda_lock_file(path)
     assert [p.name for p in parsed.package] == ["alpha"]
     assert parsed.metadata.custom_metadata["envbuilder.skipped-source-builds"] == "gamma==0.5"
+
+
+def test_header_suggests_only_commands_that_work(demo, index_client, tmp_path):
+    """conda-lock's own help text said `conda-lock -f locks/demo.lock.toml`, which conda-lock cannot read."""
+    text = _write(demo, index_client, tmp_path).read_text()
+    header = [line for line in text.splitlines() if line.startswith("#")]
+    assert "#     conda-lock install -n YOURENV conda-lock.yml" in header
+    assert f"#     envbuilder export {demo.target} --format conda-lock -o conda-lock.yml" in header
+    assert not [line for line in header if "conda-lock -f" in line or "conda-lock lock" in line], header
+    assert header[0].startswith("# Exported by envbuilder from locks/demo.lock.toml")
+
+
+def test_hostile_target_name_cannot_end_the_header_comment(index_client, tmp_path):
+    from envbuilder.export import condalock, select
+
+    lock = make_lock([package("omega", "3.0", git=("https://example.invalid/omega.git", "c" * 40, None))])
+    text = condalock.header(select(lock), "x\nversion: 9\n", "a\nb.yml")
+    assert all(line.startswith("#") for line in text.splitlines())
