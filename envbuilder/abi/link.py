@@ -30,7 +30,7 @@ from pydantic import Field
 
 from envbuilder.abi.demangle import demangle
 from envbuilder.abi.facets import GpuArch, coverage
-from envbuilder.abi.linkage import ElfLinkage, WheelLinkage
+from envbuilder.abi.linkage import ElfLinkage, WheelLinkage, symbol_digest, unpack_digests
 from envbuilder.abi.loaders import Loader, loader_for
 from envbuilder.abi.symbols import mangled_namespace
 from envbuilder.abi.systems import SystemManifest
@@ -45,6 +45,7 @@ class LinkFinding(StrictModel):
     kind: Kind
     package: str
     version: str
+    severity: Literal["error", "warning"] = "error"
     file: str | None = None
     library: str | None = None
     symbol: str | None = None
@@ -81,7 +82,7 @@ class LinkReport(StrictModel):
 
     @property
     def errors(self) -> list[LinkFinding]:
-        return [f for f in self.findings if f.kind != "no-binary-evidence"]
+        return [f for f in self.findings if f.kind != "no-binary-evidence" and f.severity == "error"]
 
 
 @dataclass
@@ -129,6 +130,7 @@ class Linker:
             for elf in package.linkage.elfs if package.linkage else ():
                 self.by_path.setdefault(elf.path, _Obj(elf.path, canonicalize_name(package.name), elf))
         self._imported: dict[str, tuple[dict[str, _Obj], list[_Obj]]] = {}
+        self._sys_digests: dict[str, frozenset[int]] = {}
 
     # ------------------------------------------------------------------ loading
 
@@ -185,7 +187,7 @@ class Linker:
         package = self.packages.get(key)
         if package is None or key in stack:
             return loaded, global_scope
-        for dep in package.depends:
+        for dep in self._depends(package):
             dep_loaded, dep_global = self.imported(dep, (*stack, key))
             for soname, obj in dep_loaded.items():
                 loaded.setdefault(soname, obj)
@@ -195,17 +197,24 @@ class Linker:
             obj = self.by_path.get(path)
             if obj is not None:
                 global_scope += [o for o in self._load(obj, loaded).tree if o not in global_scope]
-        for path in loader.preload if loader else ():
-            obj = self.by_path.get(path)
-            if obj is not None:
-                self._load(obj, loaded)
-        for elf in package.linkage.elfs if package.linkage else ():
-            if is_module(elf):
-                self._load(self.by_path[elf.path], loaded)
+        for path in loader.preloaded(self.by_path) if loader else ():
+            self._load(self.by_path[path], loaded)
+        for obj in self._roots(package, loader):
+            self._load(obj, loaded)
         self._imported[key] = (loaded, global_scope)
         return loaded, global_scope
 
     system_loaders: tuple[Loader, ...] = ()
+    every_elf = False  # check every SONAME-less ELF too (a harness that dlopens each module file)
+
+    def _roots(self, package: LinkPackage, loader: Loader | None) -> list[_Obj]:
+        """What importing the package opens by path: extension modules and the loader's `modules`."""
+        roots = [self.by_path[p] for p in (loader.modules if loader else ()) if p in self.by_path]
+        for elf in package.linkage.elfs if package.linkage else ():
+            obj = self.by_path[elf.path]
+            if obj not in roots and (elf.python_module is not None or (self.every_elf and elf.soname is None)):
+                roots.append(obj)
+        return roots
 
     # ------------------------------------------------------------------ checking
 
@@ -221,32 +230,45 @@ class Linker:
         findings: list[LinkFinding] = []
         deps_loaded: dict[str, _Obj] = {}
         global_scope: list[_Obj] = []
-        for dep in package.depends:
+        for dep in self._depends(package):
             dep_loaded, dep_global = self.imported(dep, (canonicalize_name(name),))
             for soname, obj in dep_loaded.items():
                 deps_loaded.setdefault(soname, obj)
             global_scope += [o for o in dep_global if o not in global_scope]
         loader = loader_for(self.system_loaders, package.name, package.version)
         own_loaded = dict(deps_loaded)
-        roots = [self.by_path[e.path] for e in package.linkage.elfs if is_module(e)]
-        for path in (*loader.global_, *loader.preload) if loader else ():
-            if path in self.by_path:
-                roots.insert(0, self.by_path[path])
+        for path in loader.preloaded(self.by_path) if loader else ():
+            self._load(self.by_path[path], own_loaded)
+        roots = [self.by_path[p] for p in (loader.global_ if loader else ()) if p in self.by_path]
+        roots += self._roots(package, loader)
         checked: set[str] = set()
         key = canonicalize_name(package.name)
+        per_root: list[list[LinkFinding]] = []
         for root in roots:
             if root.package != key:
                 continue  # two packages install the same path; the first one checked owns it
             load = self._load(root, own_loaded if root.elf and not root.elf.python_module else dict(own_loaded))
-            findings += self._missing(package, root.elf, load)
-            if load.missing:
-                continue  # the loader stops at the first missing library, before any symbol
-            for obj in load.tree:
-                if obj.elf is None or obj.package != key or obj.path in checked:
-                    continue
-                checked.add(obj.path)
-                findings += self._symbols(package, obj.elf, [*global_scope, *load.tree])
-        return findings
+            found = self._missing(package, root.elf, load)
+            if not load.missing:  # the loader stops at the first missing library, before any symbol
+                for obj in load.tree:
+                    if obj.elf is None or obj.package != key or obj.path in checked:
+                        continue
+                    checked.add(obj.path)
+                    found += self._symbols(package, obj.elf, [*global_scope, *load.tree])
+            per_root.append(found)
+        if loader is not None and loader.alternatives:
+            if any(not f for f in per_root):
+                return findings  # one alternative links: the package picks it at import
+            # none links: the package imports but its backend cannot load (e.g. no FFmpeg in the image)
+            return findings + [f.model_copy(update={"severity": "warning", "message": f"{f.message} "
+                                                    "(and no alternative build of it links either)"})
+                               for f in (per_root[-1] if per_root else [])]
+        return findings + [f for found in per_root for f in found]
+
+    def _depends(self, package: LinkPackage) -> tuple[str, ...]:
+        loader = loader_for(self.system_loaders, package.name, package.version)
+        extra = tuple(canonicalize_name(n) for n in (loader.imports if loader else ()))
+        return tuple(dict.fromkeys((*package.depends, *(e for e in extra if e in self.packages))))
 
     def _missing(self, package: LinkPackage, elf: ElfLinkage, load: _Load) -> list[LinkFinding]:
         out = []
@@ -288,7 +310,7 @@ class Linker:
                 tree_by_soname.setdefault(posixpath.basename(obj.path), obj)
         opaque = any(o.elf is None and (o.system in self.system.driver
                                          or not self.system.libraries[o.system or ""].defined) for o in scope)
-        for imp in elf.imports:
+        for imp in elf.imported:
             if imp.version and imp.file:
                 owner = tree_by_soname.get(imp.file)
                 if owner is not None and not self._has_version(owner, imp.version):
@@ -296,7 +318,9 @@ class Linker:
                     continue
             if imp.name.startswith(PYTHON_PREFIXES):
                 continue
-            if any(self._defines(o, imp.name, imp.version, imp.file) for o in scope):
+            plain = symbol_digest(imp.name)
+            exact = symbol_digest(f"{imp.name}@{imp.version}") if imp.version else plain
+            if any(self._defines(o, plain, exact, imp.version, imp.file) for o in scope):
                 continue
             if imp.version is None and opaque and _system_like(imp.name):
                 continue  # a system library without a symbol list (libc's dlclose, the driver) may define it
@@ -308,13 +332,22 @@ class Linker:
             return version in obj.elf.version_defs
         return self.system.provides_version(obj.system or "", version)
 
-    def _defines(self, obj: _Obj, name: str, version: str | None, file: str | None) -> bool:
+    def _defines(self, obj: _Obj, plain: int, exact: int, version: str | None, file: str | None) -> bool:
+        """Does `obj` define the import (digests of `name` and `name@version`) in a way ld.so binds?"""
         if obj.elf is not None:
-            return obj.elf.defines(name, version) or (version is not None and obj.elf.defines(name, None)
-                                                       and not obj.elf.version_defs)
+            digests = obj.elf.defined_digests
+            return exact in digests or (version is not None and not obj.elf.version_defs and plain in digests)
+        library = self.system.libraries.get(obj.system or "")
+        if library is not None and library.defined:  # generated from the image: every symbol is known
+            return (exact if version is not None else plain) in self._system_digests(obj.system or "")
         if version is None:
             return False
         return (file is None or file == obj.system) and self.system.provides_version(obj.system or "", version)
+
+    def _system_digests(self, soname: str) -> frozenset[int]:
+        if soname not in self._sys_digests:
+            self._sys_digests[soname] = unpack_digests(self.system.libraries[soname].defined or "")
+        return self._sys_digests[soname]
 
     def _expected_provider(self, elf: ElfLinkage, scope: list[_Obj]) -> _Obj | None:
         """The package the symbol was meant to come from: the first other package's direct dependency."""
@@ -341,13 +374,6 @@ class Linker:
                            provider_version=provider.version if provider else None, message=message)
 
 
-def is_module(elf: ElfLinkage) -> bool:
-    """Loaded by path when the package is used: a Python extension, or an SONAME-less plugin
-    (torchvision's _C.so, opened by torch.ops.load_library). Libraries with an SONAME are loaded
-    only when something needs them, so they are checked as part of those trees."""
-    return elf.python_module is not None or elf.soname is None
-
-
 def _system_like(name: str) -> bool:
     """Could a base-image library define this name? C names and the C++ runtime's own, not c10::/at::."""
     if not name.startswith("_Z"):
@@ -371,11 +397,12 @@ def arch_findings(package: LinkPackage, target_arch: str) -> list[LinkFinding]:
 
 
 def link(packages: list[LinkPackage], system: SystemManifest, loaders: tuple[Loader, ...],
-         target_arch: str | None = None, only: Iterable[str] | None = None) -> LinkReport:
+         target_arch: str | None = None, only: Iterable[str] | None = None, every_elf: bool = False) -> LinkReport:
     """Link every package (or those in `only`) of the closure; a package without a summary is skipped."""
     started = time.perf_counter()
     linker = Linker(packages, system)
     linker.system_loaders = loaders
+    linker.every_elf = every_elf
     findings_all: list[LinkFinding] = []
     verdicts: dict[str, PackageLink] = {}
     wanted = {canonicalize_name(n) for n in only} if only is not None else None
@@ -388,7 +415,8 @@ def link(packages: list[LinkPackage], system: SystemManifest, loaders: tuple[Loa
             findings += arch_findings(package, target_arch)
         findings_all += findings
         verdicts[key] = PackageLink(
-            version=package.version, links=not any(f.kind != "no-binary-evidence" for f in findings),
+            version=package.version,
+            links=not any(f.kind != "no-binary-evidence" and f.severity == "error" for f in findings),
             elf_count=len(package.linkage.elfs), evidence="binary" if package.linkage.elfs else "none")
     return LinkReport(system=system.id, findings=findings_all, packages=verdicts,
                       seconds=time.perf_counter() - started)

@@ -19,7 +19,7 @@ import re
 import zlib
 from array import array
 from functools import cached_property
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 from pydantic import Field
 
@@ -28,7 +28,7 @@ from envbuilder.abi.fatbin import FatbinError, read_entries, toolkit_versions
 from envbuilder.abi.report import sorted_archs
 from envbuilder.model import StrictModel
 
-SCHEMA = 1
+SCHEMA = 2
 SHARED_OBJECT = re.compile(r"\.so(\.\d+)*$")
 _CUDART = re.compile(r"^libcudart\.so\.(\d+)")
 _PYINIT = "PyInit_"
@@ -52,12 +52,23 @@ def unpack_digests(text: str) -> frozenset[int]:
     return frozenset(data)
 
 
-class Imported(StrictModel):
+class Imported(NamedTuple):
     """A non-weak undefined dynamic symbol; `file` is the library its version names (ld.so checks it)."""
 
     name: str
     version: str | None = None
     file: str | None = None
+
+    def encode(self) -> str:
+        return self.name if self.version is None else f"{self.name}\t{self.version}\t{self.file or ''}"
+
+    @classmethod
+    def decode(cls, text: str) -> "Imported":
+        name, _, rest = text.partition("\t")
+        if not rest:
+            return cls(name)
+        version, _, file = rest.partition("\t")
+        return cls(name, version, file or None)
 
 
 class ElfLinkage(StrictModel):
@@ -74,7 +85,7 @@ class ElfLinkage(StrictModel):
     defined_count: int = 0
     defined: str = Field("", description="zlib+base64 sorted uint64 BLAKE2b digests of name and name@version")
     version_defs: tuple[str, ...] = ()
-    imports: tuple[Imported, ...] = ()
+    imports: tuple[str, ...] = Field((), description="name, or name<TAB>version<TAB>file (Imported.encode)")
     sass: tuple[str, ...] = ()
     ptx: tuple[str, ...] = ()
     cuda_runtime: str | None = Field(None, description="CUDA major of the cudart it needs (DT_NEEDED)")
@@ -89,6 +100,10 @@ class ElfLinkage(StrictModel):
         if version is None:
             return symbol_digest(name) in digests
         return symbol_digest(f"{name}@{version}") in digests
+
+    @cached_property
+    def imported(self) -> tuple[Imported, ...]:
+        return tuple(Imported.decode(text) for text in self.imports)
 
     @property
     def is_cuda(self) -> bool:
@@ -149,7 +164,7 @@ def summarize_elf(stream: BinaryIO, path: str, sha256: str, size: int) -> ElfLin
         rpath=rpath, runpath=runpath, python_module=_python_module(facts),
         defined_count=len(facts.defined), defined=pack_digests(digests) if digests else "",
         version_defs=facts.version_defs,
-        imports=tuple(Imported(name=n, version=v, file=f) for n, v, f in imports),
+        imports=tuple(Imported(n, v, f).encode() for n, v, f in imports),
         sass=sass, ptx=ptx, cuda_runtime=cudart, nvcc=nvcc,
     )
 

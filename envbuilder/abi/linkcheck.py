@@ -59,9 +59,11 @@ def _wheel_metadata(path: Path) -> str:
 
 def check_wheels(wheels: Iterable[Path | str], manifest: str = "debian-12", python: str = "3.12",
                  depends: Mapping[str, Iterable[str]] | None = None, target_arch: str | None = None,
-                 workers: int = 4, only: Iterable[str] | None = None) -> LinkReport:
+                 workers: int = 4, only: Iterable[str] | None = None, every_elf: bool = False) -> LinkReport:
     """Link a closure given as local wheel files (see docs/abi.md for the model).
 
+    `every_elf` also checks SONAME-less libraries no loader data names (as a harness that dlopens
+    every module file does); the lock and the gate check what importing really opens.
     `depends` maps a distribution to the distributions it imports first; by default each wheel's
     METADATA Requires-Dist (markers for Linux x86_64 `python`), restricted to the given wheels.
     """
@@ -88,7 +90,7 @@ def check_wheels(wheels: Iterable[Path | str], manifest: str = "debian-12", pyth
             edges = requires_dist(_wheel_metadata(path), env)
         packages.append(LinkPackage(name=name, version=version, depends=tuple(e for e in edges if e in present),
                                     linkage=summary))
-    report = link(packages, system, loaders.shipped(), target_arch=target_arch, only=only)
+    report = link(packages, system, loaders.shipped(), target_arch=target_arch, only=only, every_elf=every_elf)
     return report.model_copy(update={"bytes_fetched": stats.bytes_fetched,
                                      "seconds": time.perf_counter() - started})
 

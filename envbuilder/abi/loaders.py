@@ -25,7 +25,19 @@ class Loader(StrictModel):
     versions: str
     global_: tuple[str, ...] = Field((), alias="global")
     preload: tuple[str, ...] = ()
+    modules: tuple[str, ...] = ()
+    imports: tuple[str, ...] = ()
+    alternatives: bool = False
     source: str
+
+    def preloaded(self, paths) -> list[str]:
+        """Install paths the `preload` globs name, in the order the loader code opens them."""
+        import fnmatch
+
+        out: list[str] = []
+        for pattern in self.preload:
+            out += [p for p in sorted(paths) if fnmatch.fnmatchcase(p, pattern) and p not in out]
+        return out
 
     def matches(self, name: str, version: str) -> bool:
         if canonicalize_name(name) != canonicalize_name(self.package):

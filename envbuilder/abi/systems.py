@@ -12,6 +12,7 @@ import re
 from functools import lru_cache
 from importlib import resources
 
+import orjson
 from pydantic import ValidationError
 from ruamel.yaml import YAML
 
@@ -68,9 +69,11 @@ def load(system_id: str) -> SystemManifest:
         raise BadInput(f"unknown system manifest {system_id!r}; known: {', '.join(available())}")
     path = resources.files("envbuilder.knowledge") / "systems" / f"{system_id}.yaml"
     try:
-        data = YAML(typ="safe").load(path.read_text())
+        text = path.read_text()
+        data = YAML(typ="safe").load(text) if not text.lstrip("# \n").startswith("{") and "\n{" not in text \
+            else orjson.loads(text[text.index("{"):])
         return SystemManifest.model_validate(data)
-    except (ValidationError, ValueError) as exc:
+    except (ValidationError, ValueError, orjson.JSONDecodeError) as exc:
         raise BadInput(f"envbuilder/knowledge/systems/{system_id}.yaml: invalid manifest: {exc}") from exc
 
 
@@ -81,8 +84,10 @@ def for_image(base_image: str | None) -> SystemManifest | None:
     if not base_image:
         return None
     reference = base_image.split("@")[0].lower()
+    best: tuple[int, SystemManifest] | None = None
     for system_id in available():
         manifest = load(system_id)
-        if any(fnmatch.fnmatch(reference, f"*{p}*") for p in manifest.images):
-            return manifest
-    return None
+        for pattern in manifest.images:
+            if fnmatch.fnmatch(reference, f"*{pattern}*") and (best is None or len(pattern) > best[0]):
+                best = (len(pattern), manifest)  # the most specific pattern wins (bookworm-slim over bookworm)
+    return best[1] if best else None

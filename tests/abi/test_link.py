@@ -132,7 +132,7 @@ def test_remote_wheel_fetches_only_the_elf_members(wheels):
         stats = ScanStats()
         summary = scan_remote(http, server.file_url(big.filename), big.filename, big.sha256, stats=stats)
     assert [e.path for e in summary.elfs] == ["bulky/_ext.so"]
-    assert summary.elfs[0].imports[0].name.startswith("_ZN3c10")
+    assert summary.elfs[0].imported[0].name.startswith("_ZN3c10")
     assert 0 < stats.bytes_fetched < big.size / 4
 
 
@@ -189,3 +189,19 @@ def test_floors_are_exact_driver_versions():
 
     floors = {f.cuda_major: f.min_driver for f in load_knowledge().minor_version_compat.floors}
     assert floors[12] == "525.60.13" and floors[11] == "450.80.02"
+
+
+def test_a_manifest_generated_from_the_image_knows_every_system_symbol(wheels, tmp_path):
+    """debian-12-slim lists libc's symbols: an unversioned import of one that does not exist is caught."""
+    from envbuilder.abi import systems
+
+    assert systems.for_image("debian:bookworm-slim").id == "debian-12-slim"
+    ok = gxx(tmp_path / "_ok.so", 'extern "C" { int puts(const char*); void* PyInit__ok() { puts("x"); return 0; } }\n')
+    bad = gxx(tmp_path / "_bad.so", 'extern "C" { int no_such_libc_fn(void); '
+              'void* PyInit__bad() { return (void*)(long)no_such_libc_fn(); } }\n')
+    wheel = make_wheel("sysuse", "1.0", tags=TAGS, files={"sysuse/_ok.so": ok, "sysuse/_bad.so": bad}).write(tmp_path)
+    report = check_wheels([wheel], manifest="debian-12-slim")
+    assert [(f.kind, f.file, f.symbol) for f in report.errors] == [("undefined-symbol", "sysuse/_bad.so",
+                                                                     "no_such_libc_fn")]
+    assert systems.load("debian-12-slim").provides_version("libstdc++.so.6", "GLIBCXX_3.4.30")
+    assert not systems.load("debian-12-slim").provides_version("libstdc++.so.6", "GLIBCXX_3.4.31")
