@@ -48,6 +48,7 @@ class LinkFinding(StrictModel):
     severity: Literal["error", "warning"] = "error"
     file: str | None = None
     library: str | None = None
+    needed_by: str | None = None  # missing-library: the object whose DT_NEEDED names it (== file: directly)
     symbol: str | None = None
     demangled: str | None = None
     symbol_version: str | None = None
@@ -277,7 +278,7 @@ class Linker:
             shipper = self._shipper(library)
             out.append(LinkFinding(
                 kind="missing-library", package=package.name, version=package.version, file=elf.path,
-                library=library, provider=shipper.name if shipper else None,
+                library=library, needed_by=needed_by, provider=shipper.name if shipper else None,
                 provider_version=shipper.version if shipper else None,
                 message=f"{elf.path} ({package.name} {package.version}) needs {library}{via}: no package in the "
                         f"closure installs it where the loader looks, nothing loaded it first, and the "
