@@ -94,7 +94,7 @@ def write_record(request, report) -> None:
 
     from envbuilder.validated.recorder import record_run
 
-    console = make_console(stderr=True)
+    console = make_console(stderr=True, soft_wrap=True)
     path = record_run(report, request)
     if path is None:
         console.print("not recorded: the run did not pass (--record-failure records failed runs too)")

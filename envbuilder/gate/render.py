@@ -43,7 +43,8 @@ def render_text(result: GateResult, console: Console) -> None:
             if f.reference:
                 console.print(f"          see {f.reference}", markup=False)
         if target.validated:
-            console.print(f"  validated: {target.validated.note}", markup=False)
+            mark = "yes" if target.validated.head else "no"
+            console.print(f"  validated: {mark}: {target.validated.note}", markup=False)
             for entry in target.validated.entries:
                 console.print(f"    - {entry}", markup=False)
 

@@ -63,9 +63,9 @@ def judge_validated(target: str, head_digest: str | None, base_digest: str | Non
     entries += [f"not evidence: {c.line()}" for c in head.problems]
     if passing:
         hardware = sorted({c.record.host.describe() for c in passing})
-        note = f"validated: {len(passing)} passing record(s) for the head lock, on {'; '.join(hardware)}"
+        note = f"{len(passing)} verified passing record(s) for the head lock, on {'; '.join(hardware)}"
     else:
-        note = "not validated: no verified passing record for the head lock"
+        note = "no verified passing record for the head lock"
     if base_digest and base_digest != head_digest:
         note += "; the base lock was validated" if base_passing else "; the base lock was not validated either"
     return Validation(head=bool(passing), base=bool(base_passing), entries=tuple(entries), note=note), findings

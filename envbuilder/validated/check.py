@@ -66,6 +66,23 @@ def _parse_report(data: bytes) -> Report:
     return Report.model_validate(raw)
 
 
+def _host_contradiction(record: Record, environment: dict) -> str | None:
+    """The report saw the GPUs too (nvidia-smi, when it was there): the record's host must agree."""
+    gpus = environment.get("gpus")
+    if not isinstance(gpus, list) or not all(isinstance(g, dict) for g in gpus):
+        return None
+    host = record.host
+    if host.gpu_count is not None and host.gpu_count != len(gpus):
+        return f"the record says {host.gpu_count} GPU(s), its report saw {len(gpus)}"
+    names = " + ".join(sorted({str(g.get("name")) for g in gpus}))
+    if gpus and host.gpu_model and host.gpu_model != names:
+        return f"the record says {host.gpu_model!r} GPUs, its report saw {names!r}"
+    drivers = {str(g.get("driver_version")) for g in gpus}
+    if gpus and host.driver and drivers != {host.driver}:
+        return f"the record says driver {host.driver}, its report saw {', '.join(sorted(drivers))}"
+    return None
+
+
 def _compare(record: Record, report: Report) -> str | None:
     """The first way the report contradicts the record, or None."""
     if report.target != record.target:
@@ -74,6 +91,9 @@ def _compare(record: Record, report: Report) -> str | None:
         return "the report's smoke profile hashes differently"
     if figures(report) != record.levels:
         return "the report's figures differ from the record's"
+    host = _host_contradiction(record, report.environment or {})
+    if host:
+        return host
     reported_lock = (report.environment or {}).get("lock_digest")
     if reported_lock and record.lock_digest and reported_lock != record.lock_digest:
         return f"the report ran lock {str(reported_lock)[:19]}, the record names {record.lock_digest[:19]}"

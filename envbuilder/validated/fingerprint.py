@@ -60,7 +60,8 @@ _LABELS = {"machine": "machine", "gpu_model": "GPU model", "gpu_count": "GPU cou
 def compare(recorded: HostFingerprint, here: HostFingerprint) -> Comparison:
     """`same`: hardware and driver; `same-hardware`: only the driver differs; else `different`.
 
-    A field the record leaves empty (an imported claim that never said) is not held against a host.
+    A field either side leaves empty (an imported claim that never said; a saved nvidia-smi output
+    that says nothing about CPUs) is not compared.
     """
     hardware = ("machine", "gpu_model", "gpu_count", "gpu_memory_mib", "cpu_count", "memory_gib")
     software = ("driver", "cuda_driver")
@@ -69,8 +70,8 @@ def compare(recorded: HostFingerprint, here: HostFingerprint) -> Comparison:
         out = []
         for name in fields:
             want, got = getattr(recorded, name), getattr(here, name)
-            if want is not None and want != got:
-                out.append(f"{_LABELS[name]} {want} (here: {got if got is not None else 'none'})")
+            if want is not None and got is not None and want != got:
+                out.append(f"{_LABELS[name]} {want} (here: {got})")
         return out
 
     hard, soft = diffs(hardware), diffs(software)

@@ -76,9 +76,19 @@ def write_record(directory: Path, record: Record, report_bytes: bytes | None = N
     """Write the report first, then the record: a record on disk always has its report beside it."""
     path = Path(directory) / file_name(record, record.report.sha256 if record.report else None)
     if report_bytes is not None:
-        write_atomic(report_path(path), report_bytes.decode("utf-8"))  # JSON: utf-8, round-trips exactly
-    write_atomic(path, dumps(record))
+        _shared(report_path(path), report_bytes.decode("utf-8"))  # JSON: utf-8, round-trips exactly
+    _shared(path, dumps(record))
     return path
+
+
+def _shared(path: Path, text: str) -> None:
+    """Atomic write, then the permissions of any file the user creates (the temp file was 0600)."""
+    import os
+
+    write_atomic(path, text)
+    umask = os.umask(0)
+    os.umask(umask)
+    path.chmod(0o666 & ~umask)
 
 
 @dataclass(frozen=True)

@@ -142,7 +142,7 @@ def test_a_prose_entry_naming_the_lock_digest_is_shown_but_never_counts(project,
     write(head, project / LOCK)
     result = json.loads(gate_in_process("--base", str(base), "--format", "json", cwd=project).stdout)
     validated = result["targets"][0]["validated"]
-    assert validated["head"] is False and validated["note"].startswith("not validated")
+    assert validated["head"] is False and validated["note"].startswith("no verified passing record")
     assert any(e.startswith("matrix prose, unverifiable, not counted") and "3,740 total tok/s" in e
                for e in validated["entries"])
 

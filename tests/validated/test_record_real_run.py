@@ -161,3 +161,57 @@ def test_failed_run_is_recorded_only_when_asked_and_never_counts(tmp_path: Path,
     [checked] = gather(root, TARGET).checked
     assert checked.status == "failed-run" and not checked.counts
     assert check(checked.stored).status == "failed-run"
+
+
+def git(root: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}
+    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True, env=env).stdout
+
+
+def test_gate_lists_a_record_the_change_adds_for_a_reviewer(recorded: Path, tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    shutil.copytree(recorded, root)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "locks", f"matrices/{TARGET}.yaml")
+    git(root, "commit", "-q", "-m", "base: the lock, no records")
+    proc = envbuilder(root, "gate", "--base-ref", "main", "--format", "json", "--offline")
+    [target] = json.loads(proc.stdout)["targets"]
+    assert target["validated"]["head"] and not target["validated"]["base"]
+    added = [f for f in target["findings"] if f["rule"] == "record-added"]
+    assert len(added) == 1 and added[0]["severity"] == "warning" and "review it" in added[0]["why"]
+    assert target["verdict"] == "warn"
+    git(root, "add", "matrices")
+    git(root, "commit", "-q", "-m", "the record, reviewed")
+    proc = envbuilder(root, "gate", "--base-ref", "main", "--format", "json", "--offline")
+    [target] = json.loads(proc.stdout)["targets"]
+    assert target["validated"]["head"] and target["validated"]["base"]
+    assert not [f for f in target["findings"] if f["rule"] == "record-added"]
+
+
+def test_doctor_on_other_hardware_says_validated_elsewhere(recorded: Path, tmp_path: Path) -> None:
+    path, _ = tampered_copy(recorded, tmp_path)
+    text = path.read_text()
+    here = fingerprint.probe()
+    path.write_text(text.replace(f"cpu_count = {here.cpu_count}\n", f"cpu_count = {here.cpu_count + 62}\n"))
+    [checked] = gather(path.parents[2], TARGET).checked
+    assert checked.counts  # the host is not in the report's figures: the record still verifies
+    doctor = envbuilder(path.parents[2], "doctor", TARGET, "--json")
+    line = next(c for c in json.loads(doctor.stdout)["checks"] if c["id"] == "validated")
+    assert line["status"] == "warn" and line["found"].startswith("validated elsewhere"), line
+    assert f"CPU count {here.cpu_count + 62} (here: {here.cpu_count})" in line["found"]
+
+
+def test_a_record_claiming_gpus_its_report_did_not_see_is_caught(recorded: Path, tmp_path: Path) -> None:
+    path, report = tampered_copy(recorded, tmp_path)
+    if json.loads(report.read_text())["environment"].get("gpus") is None:
+        data = json.loads(report.read_text())
+        data["environment"]["gpus"] = []  # what nvidia-smi on a GPU-less host would have said
+        report.write_text(json.dumps(data, indent=2) + "\n")
+        record = store.parse(path.read_bytes(), path.name)
+        text = path.read_text().replace(record.report.sha256, hashlib.sha256(report.read_bytes()).hexdigest())
+        path.write_text(text.replace(f"size = {record.report.size}", f"size = {report.stat().st_size}"))
+    text = path.read_text().replace("gpu_count = 0\n", 'gpu_count = 8\ngpu_model = "NVIDIA H200"\n')
+    path.write_text(text)
+    [checked] = gather(path.parents[2], TARGET).checked
+    assert checked.status == "mismatch" and "GPU(s)" in checked.detail
