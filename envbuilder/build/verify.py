@@ -233,6 +233,20 @@ def arch_problems(lock: Lock, arches: list[str]) -> list[Problem]:
     return problems
 
 
+def link_problems(subject: Subject) -> tuple[list[Problem], str]:
+    """The venv's ELFs linked like `lock --link` links the lock's wheels (same model, installed bytes)."""
+    from envbuilder.abi import systems
+    from envbuilder.abi.installed import link_installed
+
+    manifest = systems.for_image(str(subject.lock.toolchain.get("base-image", "")))
+    if manifest is None:
+        return [], "linkage not checked: no system manifest describes the lock's base image"
+    report = link_installed(site_packages(subject.venv), manifest.id, str(subject.lock.environment.get("python")))
+    problems = [Problem("link", f.package, f.message) for f in report.errors if f.kind != "arch-coverage"]
+    binary = sum(1 for p in report.packages.values() if p.evidence == "binary")
+    return problems, f"linked {binary} binary distributions against the {manifest.id} manifest"
+
+
 def verify(subject: Subject) -> Report:
     dists = installed(subject.venv)
     want = expected(subject)
@@ -241,6 +255,9 @@ def verify(subject: Subject) -> Report:
     count, imports = import_problems(subject, {n: d for n, d in dists.items() if n in want})
     problems += imports + binary_problems(subject)
     notes = []
+    linked, note = link_problems(subject)
+    problems += linked
+    notes.append(note)
     arches = gpu_arches()
     if arches is None:
         notes.append("no NVIDIA GPU visible: CUDA arch coverage not checked")

@@ -205,3 +205,17 @@ def test_a_manifest_generated_from_the_image_knows_every_system_symbol(wheels, t
                                                                      "no_such_libc_fn")]
     assert systems.load("debian-12-slim").provides_version("libstdc++.so.6", "GLIBCXX_3.4.30")
     assert not systems.load("debian-12-slim").provides_version("libstdc++.so.6", "GLIBCXX_3.4.31")
+
+
+def test_an_installed_environment_is_linked_from_its_files(wheels, tmp_path):
+    """What `verify` runs inside an image: the same model over the installed bytes."""
+    import zipfile
+
+    from envbuilder.abi.installed import link_installed
+
+    site = tmp_path / "site-packages"
+    for key in ("fakec10-2.0", "ext"):
+        with zipfile.ZipFile(wheels[key]) as zf:
+            zf.extractall(site)
+    report = link_installed([site], "debian-12-slim", "3.12")
+    assert [(f.kind, f.file, f.symbol) for f in report.errors] == [("undefined-symbol", "ext/_ext.so", "_ZN3c103addEi")]
