@@ -215,3 +215,29 @@ def test_a_record_claiming_gpus_its_report_did_not_see_is_caught(recorded: Path,
     path.write_text(text)
     [checked] = gather(path.parents[2], TARGET).checked
     assert checked.status == "mismatch" and "GPU(s)" in checked.detail
+
+
+def test_two_labs_records_merge_without_conflicts(recorded: Path, tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    shutil.copytree(recorded, root)
+    folder = store.records_dir(root, TARGET)
+    ours = sorted(folder.iterdir())
+    moved = tmp_path / "held"
+    shutil.move(str(folder), moved)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "base")
+    git(root, "checkout", "-q", "-b", "lab-a")
+    shutil.copytree(moved, folder)
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "lab A: a recorded run")
+    git(root, "checkout", "-q", "main")
+    git(root, "checkout", "-q", "-b", "lab-b")
+    proc = envbuilder(root, "validated", "import", TARGET, "--date", "2026-11", "--result", "900 tok/s on a laptop",
+                      "--by", "lab B", "--concurrency", "4", "--total-tok-s", "900")
+    assert proc.returncode == 0, proc.stderr
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "lab B: an imported claim")
+    git(root, "merge", "-q", "--no-edit", "lab-a")  # raises on a conflict
+    statuses = sorted(c.status for c in gather(root, TARGET).checked)
+    assert statuses == ["imported", "verified"] and len(ours) == 2
