@@ -32,6 +32,11 @@ def smoke_options(func):
         click.option("--prompt-tokens", type=int),
         click.option("--max-tokens", type=int),
         click.option("--warmup", "warmup_requests", type=int),
+        click.option("--request-timeout", "request_timeout_s", type=float,
+                     help="seconds one request may take, all of it [profile's request_timeout_s, 600]"),
+        click.option("--level-deadline", "level_deadline_s", type=float,
+                     help="seconds each concurrency level may take; past it the report keeps the finished levels, "
+                          "marked partial"),
         click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="write the JSON report"),
         click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), help="write the HTML report"),
         click.option("--baseline", type=click.Path(dir_okay=False, path_type=Path), help="earlier JSON report to compare with"),
@@ -45,7 +50,8 @@ def profile_overrides(kw: dict) -> dict:
     return {"concurrency": parse_levels(kw["concurrency"]), "requests_per_level": kw["requests_per_level"],
             "repeats": kw["repeats"], "request_rate": kw["request_rate"], "api": kw["api"],
             "prompt_tokens": kw["prompt_tokens"], "max_tokens": kw["max_tokens"],
-            "warmup_requests": kw["warmup_requests"]}
+            "warmup_requests": kw["warmup_requests"], "request_timeout_s": kw["request_timeout_s"],
+            "level_deadline_s": kw["level_deadline_s"]}
 
 
 def run_and_report(endpoint, profile: SmokeProfile, *, target: str | None, baseline: Path | None,
@@ -58,7 +64,8 @@ def run_and_report(endpoint, profile: SmokeProfile, *, target: str | None, basel
     from envbuilder.smoke.console import RichProgress, print_summary
     from envbuilder.smoke.html import write_html
     from envbuilder.smoke.report import write_report
-    from envbuilder.smoke.service import run_smoke, unready_report
+    from envbuilder.smoke.runner import LevelDeadline
+    from envbuilder.smoke.service import SmokeInterrupted, run_smoke, unready_report
 
     console = make_console(stderr=True)
 
@@ -77,10 +84,17 @@ def run_and_report(endpoint, profile: SmokeProfile, *, target: str | None, basel
     except Unreachable as exc:
         write(unready_report(endpoint, profile, target, str(exc)))
         raise
-    out = make_console()
-    if not out.is_terminal:
-        out = make_console(width=140)  # logs and CI: keep the table's numbers whole
-    print_summary(out, report)
+    except SmokeInterrupted as cut:
+        # what was measured is kept: the finished levels, marked partial (never a pass, never evidence)
+        print_summary(_summary_console(), cut.report)
+        write(cut.report)
+        console.print(f"[yellow]partial[/] report: {cut.report.partial_reason}")
+        if isinstance(cut.cause, LevelDeadline):
+            raise CheckFailed(f"smoke failed: {cut.cause}") from None
+        if isinstance(cut.cause, OSError):
+            raise Unreachable(f"smoke stopped: {cut.cause}") from None
+        raise cut.cause from None
+    print_summary(_summary_console(), report)
     write(report)
     if record is not None:
         from envbuilder.cli.record import write_record
@@ -88,6 +102,13 @@ def run_and_report(endpoint, profile: SmokeProfile, *, target: str | None, basel
         write_record(record, report)
     if not report.passed:
         raise CheckFailed(f"smoke failed: {len(report.verdict)} reason(s), listed above")
+
+
+def _summary_console():
+    from envbuilder.console import make_console
+
+    out = make_console()
+    return out if out.is_terminal else make_console(width=140)  # logs and CI: keep the table's numbers whole
 
 
 @click.command("smoke")

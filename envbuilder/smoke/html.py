@@ -18,7 +18,7 @@ from envbuilder.smoke.svg import Series, line_chart
 _TEMPLATE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>smoke report: {{ r.model }}{% if r.target %} ({{ r.target }}){% endif %}</title>
+<title>{% if r.partial %}PARTIAL {% endif %}smoke report: {{ r.model }}{% if r.target %} ({{ r.target }}){% endif %}</title>
 <style>
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:24px auto;max-width:1340px;color:#222;padding:0 16px}
 h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #ddd}
@@ -30,7 +30,9 @@ svg.plot{border:1px solid #eee;background:#fff} svg text{font-size:11px;fill:#33
 svg .grid{stroke:#eee} svg .axis{stroke:#888} .muted{color:#777} code{background:#f4f4f4;padding:0 3px}
 ul.reasons li{color:#d62728}
 </style></head><body>
-<h1>Smoke report: {{ r.model }}</h1>
+<h1>{% if r.partial %}PARTIAL {% endif %}Smoke report: {{ r.model }}</h1>
+{% if r.partial %}<p class="partial"><span class="verdict fail">PARTIAL</span> cut short: {{ r.partial_reason }}.
+ Only the levels that finished are shown; a partial report never passes and is no evidence that this combination works.</p>{% endif %}
 <p><span class="verdict {{ 'pass' if r.passed else 'fail' }}">{{ 'PASSED' if r.passed else 'FAILED' }}</span>
  {{ r.api }} at <code>{{ r.endpoint }}</code>{% if r.target %}, target <b>{{ r.target }}</b>{% endif %},
  {{ r.created }}, envbuilder {{ r.tool.version }}</p>
@@ -163,5 +165,6 @@ def render_html(report: Report) -> str:
 
 
 def write_html(report: Report, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_html(report), encoding="utf-8")
+    from envbuilder.smoke.report import write_text_atomic
+
+    write_text_atomic(path, render_html(report))

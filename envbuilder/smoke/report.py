@@ -139,11 +139,20 @@ class Report(StrictModel):
     baseline: BaselineResult | None = None
     passed: bool
     verdict: list[str] = Field(description="one line per reason the run failed; empty when it passed")
+    partial: bool = Field(default=False, description="cut short (Ctrl-C, a failure, a level deadline): holds "
+                          "only the levels that finished, never passes, and never counts as evidence")
+    partial_reason: str | None = None
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Reports are written like locks: whole or not at all, with the user's umask; a full disk is exit 3."""
+    from envbuilder.lock.io import write_atomic
+
+    write_atomic(path, text)
 
 
 def write_report(report: Report, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(report.model_dump_json(by_alias=True, indent=2) + "\n")
+    write_text_atomic(path, report.model_dump_json(by_alias=True, indent=2) + "\n")
 
 
 def read_report(path: Path) -> Report:

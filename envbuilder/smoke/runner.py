@@ -77,7 +77,18 @@ async def _measure_prompt(session: Session, prompt: str) -> int | None:
     return result.prompt_tokens if result.ok else None
 
 
-async def sweep(session: Session, progress: Progress) -> SweepData:
+class LevelDeadline(Exception):
+    """A concurrency level ran past the profile's `level_deadline_s`."""
+
+    def __init__(self, concurrency: int, seconds: float):
+        super().__init__(f"concurrency {concurrency} did not finish within its deadline of {seconds:g} s "
+                         "(level_deadline_s, --level-deadline)")
+        self.concurrency = concurrency
+
+
+async def sweep(session: Session, progress: Progress, keep: Callable[[SweepData], None] | None = None) -> SweepData:
+    """The whole sweep. `keep` gets the SweepData as soon as it exists and sees runs appended as they
+    finish, so a caller interrupted mid-sweep (Ctrl-C, a failure, a level deadline) still has them."""
     profile = session.profile
     progress.start("calibrating prompt length", 1)
     cal = await calibrate(profile.prompt_tokens, profile.seed, lambda p: _measure_prompt(session, p))
@@ -96,12 +107,20 @@ async def sweep(session: Session, progress: Progress) -> SweepData:
         warmup_failed = sum(1 for ex in warm if not to_result(ex, session.api).ok)
         progress.finish()
     data = SweepData(calibration=cal, warmup_failed=warmup_failed)
+    if keep is not None:
+        keep(data)
     for c in profile.concurrency:
+        level_end = time.monotonic() + profile.level_deadline_s if profile.level_deadline_s else None
         for run in range(1, profile.repeats + 1):
             n = profile.requests_for(c)
             progress.start(f"concurrency {c}" + (f" run {run}/{profile.repeats}" if profile.repeats > 1 else ""), n)
-            exchanges = await fire(session, prompts(n), c, profile.request_rate, profile.seed + run,
-                                   lambda ex: progress.advance(ex.error_kind is not None))
+            sent = fire(session, prompts(n), c, profile.request_rate, profile.seed + run,
+                        lambda ex: progress.advance(ex.error_kind is not None))
+            try:
+                exchanges = await (sent if level_end is None
+                                   else asyncio.wait_for(sent, max(level_end - time.monotonic(), 0.001)))
+            except TimeoutError:
+                raise LevelDeadline(c, profile.level_deadline_s or 0) from None
             progress.finish()
             data.runs.append(RunData(c, run, [to_result(ex, session.api) for ex in exchanges]))
     return data

@@ -15,7 +15,7 @@ from pathlib import Path
 from envbuilder import __version__
 from pydantic import ValidationError
 
-from envbuilder.errors import BadInput, Unreachable
+from envbuilder.errors import BadInput, EnvbuilderError, Unreachable
 from envbuilder.serve.ready import ServerFacts, wait_ready
 from envbuilder.smoke import environment
 from envbuilder.smoke.baseline import compare
@@ -23,7 +23,8 @@ from envbuilder.smoke.client import Session
 from envbuilder.smoke.metrics import FORMULAS, level_run, summarize
 from envbuilder.smoke.profile import SmokeProfile
 from envbuilder.smoke.report import BaselineResult, Level, Report, ThresholdResult, Workload, read_report
-from envbuilder.smoke.runner import NoProgress, Progress, SweepData, sweep
+from envbuilder.smoke.prompts import Calibration
+from envbuilder.smoke.runner import LevelDeadline, NoProgress, Progress, SweepData, sweep
 from envbuilder.smoke.thresholds import check_thresholds
 
 
@@ -46,22 +47,35 @@ def _choose_model(profile: SmokeProfile, endpoint: Endpoint, facts: ServerFacts)
     return model
 
 
-async def _measure(endpoint: Endpoint, profile: SmokeProfile, model: str, progress: Progress) -> tuple[SweepData, list[str]]:
+class SmokeInterrupted(Exception):
+    """The sweep was cut short; `report` holds the levels that finished (marked partial), `cause`
+    is what cut it (KeyboardInterrupt, an EnvbuilderError, a level deadline)."""
+
+    def __init__(self, report: Report, cause: BaseException):
+        super().__init__(report.partial_reason)
+        self.report, self.cause = report, cause
+
+
+async def _measure(endpoint: Endpoint, profile: SmokeProfile, model: str, progress: Progress,
+                   kept: list[SweepData], dropped: set[str]) -> SweepData:
     session = Session(endpoint.base_url, profile, model, max_connections=max(profile.concurrency))
     try:
-        data = await sweep(session, progress)
+        return await sweep(session, progress, kept.append)
     finally:
+        dropped.update(session.dropped)
         await session.aclose()
-    return data, sorted(session.dropped)
 
 
 def _levels(data: SweepData, profile: SmokeProfile) -> list[Level]:
+    """One Level per concurrency whose runs all finished (a cut-short sweep has fewer)."""
     default_prompt = data.calibration.measured_tokens or profile.prompt_tokens
     levels = []
     for c in profile.concurrency:
         runs = [level_run(rd.results, concurrency=c, request_rate=profile.request_rate, run=rd.run,
                           slo=profile.slo, default_prompt_tokens=default_prompt)
                 for rd in data.runs if rd.concurrency == c]
+        if len(runs) < profile.repeats:
+            continue
         levels.append(Level(concurrency=c, request_rate=profile.request_rate, runs=runs, summary=summarize(runs)))
     return levels
 
@@ -101,14 +115,43 @@ def run_smoke(endpoint: Endpoint, profile: SmokeProfile, *, target: str | None =
               baseline: Path | None = None, facts: ServerFacts | None = None,
               progress: Progress | None = None, server_kind: str | None = None) -> Report:
     base = read_report(baseline) if baseline else None  # bad input fails before minutes of load
+    if base is not None and base.partial:
+        raise BadInput(f"{baseline}: key 'partial': a partial report ({base.partial_reason}) cannot be a baseline; "
+                       "use a complete run")
     facts = facts or wait_ready(endpoint.base_url, ready_path=endpoint.ready_path, models_path=endpoint.models_path,
                                 info_path=endpoint.info_path, deadline_s=endpoint.ready_timeout_s)
     model = _choose_model(profile, endpoint, facts)
-    data, dropped = asyncio.run(_measure(endpoint, profile, model, progress or NoProgress()))
+    kept: list[SweepData] = []
+    dropped: set[str] = set()
+    try:
+        data = asyncio.run(_measure(endpoint, profile, model, progress or NoProgress(), kept, dropped))
+    except (KeyboardInterrupt, EnvbuilderError, LevelDeadline, OSError) as exc:
+        reason = _cut_reason(exc)
+        data = kept[0] if kept else SweepData(calibration=Calibration(words=0, measured_tokens=None, exact=False, probes=0),
+                                                  warmup_failed=0)
+        report = _report(endpoint, profile, target, base, baseline, facts, model, data, sorted(dropped),
+                         server_kind, partial=reason)
+        raise SmokeInterrupted(report, exc) from None
+    return _report(endpoint, profile, target, base, baseline, facts, model, data, sorted(dropped), server_kind)
+
+
+def _cut_reason(exc: BaseException) -> str:
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted (Ctrl-C)"
+    return str(exc).splitlines()[0][:300] if str(exc) else type(exc).__name__
+
+
+def _report(endpoint: Endpoint, profile: SmokeProfile, target: str | None, base: Report | None,
+            baseline: Path | None, facts: ServerFacts, model: str, data: SweepData, dropped: list[str],
+            server_kind: str | None, partial: str | None = None) -> Report:
     levels = _levels(data, profile)
     thresholds = check_thresholds(profile.thresholds, levels)
     comparison = compare(levels, base.levels, profile.regression, str(baseline)) if base else None
     reasons = _verdict(levels, thresholds, comparison, profile)
+    if partial is not None:
+        done = ", ".join(str(lv.concurrency) for lv in levels) or "none"
+        reasons.insert(0, f"partial: {partial}; finished levels: {done} of "
+                          f"{', '.join(map(str, profile.concurrency))}")
     return Report(
         **_header(endpoint, target, profile.api), model=model,
         server={"ready": True, "kind": server_kind, "models": list(facts.models), "models_response": facts.models_raw,
@@ -118,6 +161,7 @@ def run_smoke(endpoint: Endpoint, profile: SmokeProfile, *, target: str | None =
                           calibration_probes=data.calibration.probes, dropped_fields=dropped,
                           warmup_failed=data.warmup_failed),
         levels=levels, thresholds=thresholds, baseline=comparison, passed=not reasons, verdict=reasons,
+        partial=partial is not None, partial_reason=partial,
     )
 
 

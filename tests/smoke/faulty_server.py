@@ -1,7 +1,9 @@
 """An in-process HTTP server for the faults no real server makes on demand.
 
-Only three behaviours: `die` (sends a few chunks, then drops the connection mid-stream), `stay503`
-(never becomes ready), `malformed` (a data line that is not JSON). Everything else is tested
+Behaviours: `die` (sends a few chunks, then drops the connection mid-stream), `stay503`
+(never becomes ready), `malformed` (a data line that is not JSON), `stall` (answers headers, then
+nothing, for ever) and `stall_concurrent` (answers normally one at a time, stalls any request that
+arrives while another is in flight: a concurrency-1 level finishes, a higher one never does). Everything else is tested
 against real llama-server and transformers serve.
 """
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
@@ -44,6 +47,23 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("content-length", 0)))
+        with self.server.lock:  # type: ignore[attr-defined]
+            self.server.in_flight += 1  # type: ignore[attr-defined]
+            crowded = self.server.in_flight > 1  # type: ignore[attr-defined]
+        self._left = False
+        try:
+            self._answer(crowded)
+        finally:
+            self._leave()
+
+    def _leave(self) -> None:
+        """Count this request out before its last bytes go: the client may send the next one at once."""
+        if not self._left:
+            self._left = True
+            with self.server.lock:  # type: ignore[attr-defined]
+                self.server.in_flight -= 1  # type: ignore[attr-defined]
+
+    def _answer(self, crowded: bool) -> None:
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("transfer-encoding", "chunked")
@@ -53,6 +73,14 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
             self.wfile.flush()
 
+        if self.mode == "stall_concurrent" and not crowded:
+            time.sleep(0.1)  # long enough that a level's concurrent requests overlap here
+            with self.server.lock:  # type: ignore[attr-defined]
+                crowded = self.server.in_flight > 1  # type: ignore[attr-defined]
+        if self.mode == "stall" or (self.mode == "stall_concurrent" and crowded):
+            self.server.stalled.set()  # type: ignore[attr-defined]
+            self.server.stopping.wait()  # type: ignore[attr-defined]
+            return
         for i in range(3):
             send(_chunk(f" tok{i}"))
         if self.mode == "die":
@@ -61,6 +89,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if self.mode == "malformed":
             send(b"data: {this is not json\n\n")
+        self._leave()
         send(_chunk(" end", "length"))
         send(b"data: [DONE]\n\n")
         send(b"")
@@ -71,6 +100,8 @@ class FaultyServer:
         handler = type("Handler", (_Handler,), {"mode": mode})
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.httpd.daemon_threads = True
+        self.httpd.lock, self.httpd.in_flight = threading.Lock(), 0  # type: ignore[attr-defined]
+        self.httpd.stalled, self.httpd.stopping = threading.Event(), threading.Event()  # type: ignore[attr-defined]
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
@@ -78,6 +109,11 @@ class FaultyServer:
         self._thread.start()
         return self
 
+    @property
+    def stalled(self) -> threading.Event:
+        return self.httpd.stalled  # type: ignore[attr-defined]
+
     def __exit__(self, *exc) -> None:
+        self.httpd.stopping.set()  # type: ignore[attr-defined]
         self.httpd.shutdown()
         self.httpd.server_close()
