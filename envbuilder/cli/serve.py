@@ -58,7 +58,8 @@ def serve_cmd(target: str, dry_run: bool, do_smoke: bool, exit_when_done: bool, 
             ep = Endpoint(base_url=command.base_url, ready_path=t.serve.ready_path, models_path=t.serve.models_path,
                           info_path=t.serve.info_path, model=t.serve.served_model_name)
             run_and_report(ep, profile, target=t.name, baseline=kw["baseline"], json_path=kw["json_path"],
-                           html_path=kw["html_path"], facts=facts, server_kind=t.serve.kind, record=record)
+                           html_path=kw["html_path"], facts=facts, server_kind=t.serve.kind, record=record,
+                           level_deadline_s=kw["level_deadline_s"])
     elif kw["do_record"] or kw["record_failure"]:
         raise BadInput("option --record: records a smoke run; add --smoke")
 

@@ -50,13 +50,12 @@ def profile_overrides(kw: dict) -> dict:
     return {"concurrency": parse_levels(kw["concurrency"]), "requests_per_level": kw["requests_per_level"],
             "repeats": kw["repeats"], "request_rate": kw["request_rate"], "api": kw["api"],
             "prompt_tokens": kw["prompt_tokens"], "max_tokens": kw["max_tokens"],
-            "warmup_requests": kw["warmup_requests"], "request_timeout_s": kw["request_timeout_s"],
-            "level_deadline_s": kw["level_deadline_s"]}
+            "warmup_requests": kw["warmup_requests"], "request_timeout_s": kw["request_timeout_s"]}
 
 
 def run_and_report(endpoint, profile: SmokeProfile, *, target: str | None, baseline: Path | None,
                    json_path: Path | None, html_path: Path | None, facts=None, server_kind=None,
-                   record=None) -> None:
+                   record=None, level_deadline_s: float | None = None) -> None:
     """Run one smoke, show progress and the summary, write the reports, raise CheckFailed on a fail.
 
     `record` (a RecordRequest from envbuilder.cli.record) keeps the finished run as validated evidence.
@@ -80,7 +79,7 @@ def run_and_report(endpoint, profile: SmokeProfile, *, target: str | None, basel
     try:
         with RichProgress(console) as progress:
             report = run_smoke(endpoint, profile, target=target, baseline=baseline, facts=facts,
-                               progress=progress, server_kind=server_kind)
+                               progress=progress, server_kind=server_kind, level_deadline_s=level_deadline_s)
     except Unreachable as exc:
         write(unready_report(endpoint, profile, target, str(exc)))
         raise
@@ -102,6 +101,12 @@ def run_and_report(endpoint, profile: SmokeProfile, *, target: str | None, basel
         write_record(record, report)
     if not report.passed:
         raise CheckFailed(f"smoke failed: {len(report.verdict)} reason(s), listed above")
+
+
+def _positive(value: float | None, option: str = "--level-deadline") -> float | None:
+    if value is not None and not (0 < value < float("inf")):
+        raise BadInput(f"option {option}: {value!r} must be a positive number of seconds")
+    return value
 
 
 def _summary_console():
@@ -144,7 +149,7 @@ def smoke_cmd(endpoint: str, target: str | None, model: str | None, ready_timeou
     record = record_request(kw, target=target, endpoint=endpoint,
                             server=server_ref(None, None, None))  # a server it did not start: command unknown
     run_and_report(ep, profile, target=target, baseline=kw["baseline"], json_path=kw["json_path"],
-                   html_path=kw["html_path"], record=record)
+                   html_path=kw["html_path"], record=record, level_deadline_s=_positive(kw["level_deadline_s"]))
 
 
 COMMANDS = [smoke_cmd]

@@ -96,9 +96,6 @@ class SmokeProfile(StrictModel):
     repeats: int = Field(default=1, ge=1, description="runs of each level; >1 makes baselines noise-aware")
     seed: int = 0
     request_timeout_s: float = Field(default=600.0, gt=0, description="whole-request deadline (--request-timeout)")
-    level_deadline_s: float | None = Field(
-        default=None, gt=0, description="deadline for each concurrency level, all its runs (--level-deadline); "
-        "past it the run stops and the report holds the finished levels, marked partial")
     connect_timeout_s: float = Field(default=10.0, gt=0)
     thresholds: list[Threshold] = Field(default_factory=list)
     slo: Slo | None = None

@@ -86,9 +86,12 @@ class LevelDeadline(Exception):
         self.concurrency = concurrency
 
 
-async def sweep(session: Session, progress: Progress, keep: Callable[[SweepData], None] | None = None) -> SweepData:
+async def sweep(session: Session, progress: Progress, keep: Callable[[SweepData], None] | None = None,
+                level_deadline_s: float | None = None) -> SweepData:
     """The whole sweep. `keep` gets the SweepData as soon as it exists and sees runs appended as they
-    finish, so a caller interrupted mid-sweep (Ctrl-C, a failure, a level deadline) still has them."""
+    finish, so a caller interrupted mid-sweep (Ctrl-C, a failure, a level deadline) still has them.
+    `level_deadline_s` bounds each concurrency level, all its runs (a run-time option, not part of
+    the matrix's workload: it changes when a run stops, not what it measures)."""
     profile = session.profile
     progress.start("calibrating prompt length", 1)
     cal = await calibrate(profile.prompt_tokens, profile.seed, lambda p: _measure_prompt(session, p))
@@ -110,7 +113,7 @@ async def sweep(session: Session, progress: Progress, keep: Callable[[SweepData]
     if keep is not None:
         keep(data)
     for c in profile.concurrency:
-        level_end = time.monotonic() + profile.level_deadline_s if profile.level_deadline_s else None
+        level_end = time.monotonic() + level_deadline_s if level_deadline_s else None
         for run in range(1, profile.repeats + 1):
             n = profile.requests_for(c)
             progress.start(f"concurrency {c}" + (f" run {run}/{profile.repeats}" if profile.repeats > 1 else ""), n)
@@ -120,7 +123,7 @@ async def sweep(session: Session, progress: Progress, keep: Callable[[SweepData]
                 exchanges = await (sent if level_end is None
                                    else asyncio.wait_for(sent, max(level_end - time.monotonic(), 0.001)))
             except TimeoutError:
-                raise LevelDeadline(c, profile.level_deadline_s or 0) from None
+                raise LevelDeadline(c, level_deadline_s or 0) from None
             progress.finish()
             data.runs.append(RunData(c, run, [to_result(ex, session.api) for ex in exchanges]))
     return data

@@ -57,10 +57,10 @@ class SmokeInterrupted(Exception):
 
 
 async def _measure(endpoint: Endpoint, profile: SmokeProfile, model: str, progress: Progress,
-                   kept: list[SweepData], dropped: set[str]) -> SweepData:
+                   kept: list[SweepData], dropped: set[str], level_deadline_s: float | None) -> SweepData:
     session = Session(endpoint.base_url, profile, model, max_connections=max(profile.concurrency))
     try:
-        return await sweep(session, progress, kept.append)
+        return await sweep(session, progress, kept.append, level_deadline_s)
     finally:
         dropped.update(session.dropped)
         await session.aclose()
@@ -113,7 +113,8 @@ def unready_report(endpoint: Endpoint, profile: SmokeProfile, target: str | None
 
 def run_smoke(endpoint: Endpoint, profile: SmokeProfile, *, target: str | None = None,
               baseline: Path | None = None, facts: ServerFacts | None = None,
-              progress: Progress | None = None, server_kind: str | None = None) -> Report:
+              progress: Progress | None = None, server_kind: str | None = None,
+              level_deadline_s: float | None = None) -> Report:
     base = read_report(baseline) if baseline else None  # bad input fails before minutes of load
     if base is not None and base.partial:
         raise BadInput(f"{baseline}: key 'partial': a partial report ({base.partial_reason}) cannot be a baseline; "
@@ -124,7 +125,8 @@ def run_smoke(endpoint: Endpoint, profile: SmokeProfile, *, target: str | None =
     kept: list[SweepData] = []
     dropped: set[str] = set()
     try:
-        data = asyncio.run(_measure(endpoint, profile, model, progress or NoProgress(), kept, dropped))
+        data = asyncio.run(_measure(endpoint, profile, model, progress or NoProgress(), kept, dropped,
+                                    level_deadline_s))
     except (KeyboardInterrupt, EnvbuilderError, LevelDeadline, OSError) as exc:
         reason = _cut_reason(exc)
         data = kept[0] if kept else SweepData(calibration=Calibration(words=0, measured_tokens=None, exact=False, probes=0),
