@@ -241,7 +241,7 @@ def _source_build(lock: Lock, target: Target, pkg: LockedPackage, cuda: str | No
                            f"(known: {', '.join(sorted(BINARY_RECIPES))})")
         return SourceBuild(pkg, stage, "binary", tuple(sorted(env.items())), tuple(build.apt),
                            binary=recipe), notes
-    inputs = _closure(lock, [r.split("==")[0] for r in (pkg.build.requires if pkg.build else ())])
+    inputs = _closure(lock, [_dependency_name(r) for r in (pkg.build.requires if pkg.build else ())])
     hashed, unhashed = _tools(lock, inputs)
     return SourceBuild(pkg, stage, "wheel", tuple(sorted(env.items())), tuple(build.apt) if build else (),
                        inputs=inputs, tools_hashed=hashed, tools_unhashed=unhashed,

@@ -75,6 +75,24 @@ def _canonical_name(value: str) -> str:
     return value
 
 
+def _pin(value: str) -> str:
+    name, sep, version = value.partition("==")
+    try:
+        if not sep:
+            raise ValueError("no '=='")
+        _canonical_name(name)
+        Version(version)
+    except (ValueError, InvalidVersion):
+        raise ValueError(f"{value!r} is not a pin 'name==version' (normalised name, PEP 440 version)") from None
+    return value
+
+
+def _trimmed(value: str) -> str:
+    if value != value.strip():
+        raise ValueError(f"{value!r} has leading or trailing whitespace")
+    return value
+
+
 def _any_specifier(value: str) -> None:
     if value != "*":
         SpecifierSet(value)
@@ -125,10 +143,12 @@ FileName = Annotated[Text, AfterValidator(_file_name)]
 # Markers and requirements hold quoted strings, but never need the characters a shell or a requirements
 # file would interpret ('$', '\\', '`', braces, '|'), so those are refused outright.
 _PEP508 = r"[A-Za-z0-9 ._'\"<>=!~(),;*+\[\]@:/%?&#-]+"
-RequirementStr = Annotated[Text, _pattern(_PEP508, "a PEP 508 requirement"),
+Trimmed = Annotated[Text, AfterValidator(_trimmed)]
+Pin = Annotated[Text, AfterValidator(_pin)]
+RequirementStr = Annotated[Trimmed, _pattern(_PEP508, "a PEP 508 requirement"),
                            _parses(Requirement, (InvalidRequirement,), "a PEP 508 requirement")]
-SpecifierStr = Annotated[Text, _parses(_any_specifier, (InvalidSpecifier,), "a version specifier or '*'")]
-MarkerStr = Annotated[Text, _pattern(_PEP508.replace("?&#", ""), "a PEP 508 environment marker"),
+SpecifierStr = Annotated[Trimmed, _parses(_any_specifier, (InvalidSpecifier,), "a version specifier or '*'")]
+MarkerStr = Annotated[Trimmed, _pattern(_PEP508.replace("?&#", ""), "a PEP 508 environment marker"),
                       _parses(Marker, (InvalidMarker,), "a PEP 508 environment marker")]
 EnvVarName = Annotated[Text, _pattern(r"[A-Za-z_][A-Za-z0-9_]{0,127}", "an environment variable name")]
 CudaVersion = Annotated[Text, _pattern(r"\d{1,3}\.\d{1,3}(?:\.\d{1,3})?", "a CUDA version like 12.8")]
@@ -256,7 +276,7 @@ class BuildRecipe:
 
     env: dict[EnvVarName, Text] = field(default_factory=dict)
     cuda: CudaVersion | None = None
-    requires: tuple[RequirementStr, ...] = ()  # name==version of the build environment's ABI inputs
+    requires: tuple[Pin, ...] = ()  # name==version of the build environment's ABI inputs
     inputs_digest: Annotated[Digest, Field(alias="inputs-digest")] = ""
 
     def to_dict(self) -> dict[str, Any]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 from packaging.utils import canonicalize_name
 
@@ -84,25 +83,39 @@ def lock_target(target: Target, root: Path, options: LockOptions, knowledge: Kno
     previous, unreadable = _read_previous(path)
     if previous is not None and _keep_current(target, path, knowledge, options):
         return LockResult(target.name, path, previous, changed=False, resolved=False)
-    keep = wheel_platform_filter(target.platform.machine)  # other platforms' wheels are never decoded
-    with IndexClient(index_urls(target), cache=cache, offline=options.offline, keep=keep) as client:
-        finder = PrefetchingFinder(client, target)
-        try:
-            if options.link and hasattr(hook, "binary_linking"):
-                hook.binary_linking = True
-            resolution = resolve(target, finder, hook, preferred_pins(previous, options))
-            linkage = _link(target, finder, client, hook, resolution, preferred_pins(previous, options)) \
-                if options.link else None
-            if linkage is not None:
-                resolution = linkage[0]
-            sizes = _sizes(client, resolution)
-        except MissingFromCache:
-            raise client.missing_from_cache() or MissingFromCache(["(unknown)"]) from None
+    with client_for(target, options.offline, cache) as client:
+        lock, findings = resolve_lock(target, client, knowledge, hook, preferred_pins(previous, options),
+                                      options.link)
+    _refuse_errors(lock, findings)
+    return LockResult(target.name, path, lock, write_lock(lock, path), replaced=unreadable)
+
+
+def client_for(target: Target, offline: bool, cache: Cache | None = None, **kwargs) -> IndexClient:
+    """An index client over the target's indexes that never decodes other platforms' wheels."""
+    keep = wheel_platform_filter(target.platform.machine)
+    return IndexClient(index_urls(target), cache=cache, offline=offline, keep=keep, **kwargs)
+
+
+def resolve_lock(target: Target, client: IndexClient, knowledge: Knowledge, hook: ResolverHook,
+                 preferred: dict[str, str], link: bool = False) -> tuple[Lock, list]:
+    """The lock the matrix resolves to through `client` (pins preferred), and the rules' findings.
+
+    `lock` writes it; `lock --check` compares it with the committed lock."""
+    finder = PrefetchingFinder(client, target)
+    try:
+        if link and hasattr(hook, "binary_linking"):
+            hook.binary_linking = True
+        resolution = resolve(target, finder, hook, preferred)
+        linkage = _link(target, finder, client, hook, resolution, preferred) if link else None
+        if linkage is not None:
+            resolution = linkage[0]
+        sizes = _sizes(client, resolution)
+    except MissingFromCache:
+        raise client.missing_from_cache() or MissingFromCache(["(unknown)"]) from None
     lock, findings = build_lock(resolution, knowledge, hook, sizes)
     if linkage is not None:
         lock = _record_linkage(lock, linkage[1])
-    _refuse_errors(lock, findings)
-    return LockResult(target.name, path, lock, write_lock(lock, path), replaced=unreadable)
+    return lock, findings
 
 
 def _link(target: Target, finder, client: IndexClient, hook: ResolverHook, resolution: Resolution,
@@ -184,5 +197,3 @@ def stale_reasons(target: Target, path: Path, knowledge: Knowledge | None = None
     return reasons
 
 
-def check_targets(targets: Iterable[Target], root: Path) -> list[str]:
-    return [r for t in targets for r in stale_reasons(t, lock_path(root, t.name))]
