@@ -105,8 +105,8 @@ def test_workflow_steps_pass_a_pure_python_patch_bump(pr_clone, published, tmp_p
     new = f"{major}.{minor}.{int(micro) + 1}"
     _commit_pr(repo, published(with_package(base, "tqdm", new, f"tqdm-{new}-py3-none-any.whl")))
     flow, summary = load_workflow(), tmp_path / "summary.md"
-    check = run_step(flow, "lock-check", repo.path, summary)
-    assert check.returncode == 0, check.stdout + check.stderr
+    # no lock-check step here: it re-resolves the whole closure (docs/lock.md), and these synthetic
+    # locks are not a resolution; test_a_stale_lock_fails_the_lock_check_step runs that step
     gate = run_step(flow, "gate", repo.path, summary)
     assert gate.returncode == 0, gate.stdout + gate.stderr
     text = summary.read_text()
@@ -124,8 +124,7 @@ def test_workflow_steps_reject_a_torch_bump_that_keeps_sgl_kernel(pr_clone, publ
     matrix = (repo.path / MATRIX).read_text().replace('torch: "==2.9.1"', 'torch: "==2.10.0"')
     _commit_pr(repo, published(head), matrix)
     flow, summary = load_workflow(), tmp_path / "summary.md"
-    assert run_step(flow, "lock-check", repo.path, summary).returncode == 0
-    gate = run_step(flow, "gate", repo.path, summary)
+    gate = run_step(flow, "gate", repo.path, summary)  # (no lock-check step: see the test above)
     assert gate.returncode == 1
     assert re.search(r"^::error file=locks/blackwell-sm120\.lock\.toml,line=\d+,title=abi-torch \(sgl-kernel\)::",
                      gate.stdout, re.M)
