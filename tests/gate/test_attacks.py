@@ -286,6 +286,10 @@ CHANGES = {
     "environment": (lambda lock: replace(lock, environment={**lock.environment, "libc": "glibc_2.41"}),
                     ("*", "environment-changed")),
     "build-env": (lambda lock: relocked(_build_env(lock)), ("flash-attn", "build-recipe-changed")),
+    "marker": (lambda lock: with_package(lock, "torch", lock.package("torch").version,
+                                         marker="python_version < '3'"), ("torch", "marker-changed")),
+    "dependencies": (lambda lock: with_package(lock, "tqdm", lock.package("tqdm").version,
+                                               dependencies=("evil-helper>=1",)), ("tqdm", "dependencies-changed")),
 }
 
 

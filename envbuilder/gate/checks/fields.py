@@ -84,6 +84,24 @@ def _packages(ctx: GateContext, base: Lock, head: Lock) -> Iterator[GateFinding]
                               f"{package.name} source {_source(before)} -> {_source(package)}: "
                               "review what the new source holds", line=ctx.package_line(package.name))
         yield from _recipe(ctx, before, package, head)
+        yield from _entry(ctx, before, package)
+
+
+def _entry(ctx: GateContext, before: LockedPackage, after: LockedPackage) -> Iterator[GateFinding]:
+    """The rest of a package's entry: where it installs (marker) and what it pulls in (dependencies)."""
+    line = ctx.package_line(after.name)
+    if before.marker != after.marker:
+        yield ctx.finding(after.name, "marker-changed", "warning",
+                          f"{after.name} marker {_show(before.marker)} -> {_show(after.marker)}: decides whether it "
+                          "is installed at all", line=line)
+    same_files = sorted(a.filename for a in before.artifacts) == sorted(a.filename for a in after.artifacts)
+    if before.version == after.version and same_files and set(before.dependencies) != set(after.dependencies):
+        added = sorted(set(after.dependencies) - set(before.dependencies))
+        removed = sorted(set(before.dependencies) - set(after.dependencies))
+        yield ctx.finding(after.name, "dependencies-changed", "warning",
+                          f"{after.name} {after.version}: the same files now record other dependencies "
+                          f"(added {added}, removed {removed}); `envbuilder lock --check` says whether the "
+                          "matrix resolves to this", line=line)
 
 
 def _source(package: LockedPackage) -> str:
