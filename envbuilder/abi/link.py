@@ -353,8 +353,16 @@ class Linker:
     def _expected_provider(self, elf: ElfLinkage, scope: list[_Obj]) -> _Obj | None:
         """The package the symbol was meant to come from: the first other package's direct dependency."""
         direct = set(elf.needed)
-        return next((o for o in scope if o.package and o.elf is not None and o.soname in direct
-                     and o.path != elf.path), None)
+        candidates = [o for o in scope if o.package and o.elf is not None and o.soname in direct
+                      and o.path != elf.path]
+        if not candidates:
+            return None
+        # the package the file links most libraries of (torch's six, not the CUDA runtime's one)
+        counts: dict[str, int] = {}
+        for o in candidates:
+            counts[o.package or ""] = counts.get(o.package or "", 0) + 1
+        best = max(counts, key=lambda p: (counts[p], -[o.package for o in candidates].index(p)))
+        return next(o for o in candidates if o.package == best)
 
     def _finding(self, kind: Kind, package: LinkPackage, elf: ElfLinkage, imp, owner: _Obj | None) -> LinkFinding:
         provider = self.packages.get(owner.package) if owner is not None and owner.package else None

@@ -219,3 +219,16 @@ def test_an_installed_environment_is_linked_from_its_files(wheels, tmp_path):
             zf.extractall(site)
     report = link_installed([site], "debian-12-slim", "3.12")
     assert [(f.kind, f.file, f.symbol) for f in report.errors] == [("undefined-symbol", "ext/_ext.so", "_ZN3c103addEi")]
+
+
+def test_link_cli_refuses_with_exit_1_and_names_the_symbol(wheels, capsys):
+    from envbuilder.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["link", str(wheels["fakec10-2.0"]), str(wheels["ext"])])
+    out = capsys.readouterr()
+    assert exit_info.value.code == 1
+    assert "ext 1.0: does not link" in out.out and "c10::add(int)" in out.out
+    with pytest.raises(SystemExit) as exit_info:
+        main(["link", str(wheels["fakec10-1.0"]), str(wheels["ext"])])
+    assert exit_info.value.code in (0, None)
