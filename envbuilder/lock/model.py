@@ -130,8 +130,10 @@ def _file_name(value: str) -> str:
 
 Text = Annotated[str, Strict(), AfterValidator(_no_control)]
 """Free single-line text (findings, notes): any printable characters; renderers quote it."""
+Trimmed = Annotated[Text, AfterValidator(_trimmed)]
+"""Text without leading or trailing whitespace (parsers like packaging's strip it, renderers do not)."""
 Name = Annotated[Text, AfterValidator(_canonical_name)]
-VersionStr = Annotated[Text, _parses(Version, (InvalidVersion,), "a PEP 440 version")]
+VersionStr = Annotated[Trimmed, _parses(Version, (InvalidVersion,), "a PEP 440 version")]
 Sha256 = Annotated[Text, _pattern(r"[0-9a-f]{64}", "a sha256: 64 lowercase hex digits")]
 Digest = Annotated[Text, _pattern(r"sha256:[0-9a-f]{64}", "a digest 'sha256:<64 lowercase hex digits>'")]
 IndexName = Annotated[Text, _pattern(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,62}[A-Za-z0-9])?",
@@ -143,8 +145,7 @@ FileName = Annotated[Text, AfterValidator(_file_name)]
 # Markers and requirements hold quoted strings, but never need the characters a shell or a requirements
 # file would interpret ('$', '\\', '`', braces, '|'), so those are refused outright.
 _PEP508 = r"[A-Za-z0-9 ._'\"<>=!~(),;*+\[\]@:/%?&#-]+"
-Trimmed = Annotated[Text, AfterValidator(_trimmed)]
-Pin = Annotated[Text, AfterValidator(_pin)]
+Pin = Annotated[Trimmed, AfterValidator(_pin)]
 RequirementStr = Annotated[Trimmed, _pattern(_PEP508, "a PEP 508 requirement"),
                            _parses(Requirement, (InvalidRequirement,), "a PEP 508 requirement")]
 SpecifierStr = Annotated[Trimmed, _parses(_any_specifier, (InvalidSpecifier,), "a version specifier or '*'")]
