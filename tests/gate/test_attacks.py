@@ -148,6 +148,17 @@ def test_a_new_file_with_another_size_than_the_index_is_rejected(project, base_l
     assert done.returncode == 1 and new_findings(result, "error") == {("tqdm", "artifact-size-mismatch")}
 
 
+def test_a_new_file_from_a_git_source_is_rejected(project, base_lock, gate_in_process):
+    """A git source locks no file; one that claims a file has nothing to check it against."""
+    head = tqdm_bump(base_lock)
+    tqdm = head.package("tqdm")
+    source = replace(tqdm.source, index=None, git="https://github.com/tqdm/tqdm", commit="a" * 40)
+    write(with_package(head, "tqdm", tqdm.version, source=source), project / LOCK)
+    base = write(base_lock, project / "base.lock.toml")
+    done, result = judged(gate_in_process, project, "--base", str(base))
+    assert done.returncode == 1 and new_findings(result, "error") == {("tqdm", "artifact-unverified")}
+
+
 def test_an_unreachable_index_is_exit_3_never_pass(project, base_lock, published, default_index, gate_in_process):
     head = published(tqdm_bump(base_lock))
     base = write(base_lock, project / "base.lock.toml")

@@ -44,7 +44,13 @@ def index_urls_for(ctx: GateContext, names: set[str]) -> dict[str, str]:
 
 
 def check_index(ctx: GateContext) -> Iterator[GateFinding]:
-    wanted = [f for f in new_files(ctx) if f.index is not None]
+    fresh = new_files(ctx)
+    for file in (f for f in fresh if f.index is None):
+        yield ctx.finding(file.package, "artifact-unverified", "error",
+                          f"{file.package} {file.version}: {file.filename} names no index (its source is git), so "
+                          "nothing can vouch for its bytes; a git source builds from its commit and locks no file",
+                          line=ctx.key_line("file", file.filename))
+    wanted = [f for f in fresh if f.index is not None]
     if not wanted:
         return
     from envbuilder.index import IndexClient
