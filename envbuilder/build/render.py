@@ -20,7 +20,7 @@ from envbuilder.build import context, memory, plan as planmod
 from envbuilder.build.plan import BuildPlan, make_plan
 from envbuilder.errors import BadInput
 from envbuilder.lock import lock_path
-from envbuilder.lock.io import check_indexes, loads, read_text
+from envbuilder.lock.io import read_lock_for
 from envbuilder.lock.model import Lock
 from envbuilder.matrix import Target, load_target, project_root
 
@@ -95,10 +95,7 @@ def load(target_name: str, lock_file: Path | None = None) -> tuple[Lock, Target]
     """The target's matrix and its lock (locks/<target>.lock.toml unless given)."""
     target = load_target(target_name)
     path = lock_file or lock_path(project_root(), target.name)
-    text = read_text(path)
-    lock = loads(text, str(path))
-    check_indexes(lock, target.indexes, text, str(path))  # the matrix is at hand: its indexes only
-    return lock, target
+    return read_lock_for(path, target.indexes), target
 
 
 def write_context(rendered: Rendered, out: Path) -> Path:

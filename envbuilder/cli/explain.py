@@ -6,7 +6,8 @@ import click
 from rich.markup import escape
 
 from envbuilder.console import make_console
-from envbuilder.lock import lock_path, read_lock
+from envbuilder.lock import lock_path
+from envbuilder.lock.io import read_lock_for
 from envbuilder.matrix import load_target, project_root
 from envbuilder.resolve.explain import explain as explain_package
 from envbuilder.resolve.locker import knowledge_for
@@ -19,7 +20,7 @@ def explain(target: str, package: str) -> None:
     """Why PACKAGE has its locked version in TARGET: paths, pins, overrides, rules."""
     root = project_root()
     loaded = load_target(target, root)
-    lock = read_lock(lock_path(root, loaded.name))
+    lock = read_lock_for(lock_path(root, loaded.name), loaded.indexes)
     e = explain_package(loaded, lock, knowledge_for(loaded), package)
     out = make_console(soft_wrap=True)  # whole lines: the output is read and grepped
     p = e.package

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from envbuilder.errors import BadInput
 from envbuilder.lock import lock_path, read_lock
+from envbuilder.lock.io import read_lock_for
 from envbuilder.export import NEEDS_INDEX, export, pylock, select
 from envbuilder.lock.model import Lock
 
@@ -85,6 +86,11 @@ def run_export(request: ExportRequest) -> ExportResult:
     _check_output_name(request)
     path, root = _find_lock(request)
     lock = read_lock(path)
+    matrix = root / "matrices" / f"{lock.target}.yaml" if root is not None else None
+    if matrix is not None and matrix.exists():  # the matrix is at hand: only its indexes
+        from envbuilder.matrix import load_target
+
+        lock = read_lock_for(path, load_target(lock.target, root).indexes)
     origin = _display(path, root)
     kwargs = {"origin": origin, "skip_source_builds": request.skip_source_builds}
     if request.fmt == "conda-lock" and request.output is not None:

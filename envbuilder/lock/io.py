@@ -105,6 +105,14 @@ def read_lock(path: Path) -> Lock:
     return loads(read_text(path), str(path))
 
 
+def read_lock_for(path: Path, indexes: Iterable[str]) -> Lock:
+    """`read_lock` where the matrix is at hand: its index names (`indexes`) are the only ones allowed."""
+    text = read_text(path)
+    lock = loads(text, str(path))
+    check_indexes(lock, indexes, text, str(path))
+    return lock
+
+
 def write_atomic(path: Path, text: str) -> bool:
     """Replace `path` with `text` atomically; returns False when the bytes were already there.
 

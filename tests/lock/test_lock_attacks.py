@@ -175,6 +175,7 @@ def test_an_index_the_matrix_does_not_define_is_exit_2_where_the_matrix_is_at_ha
     lock.write_text(craft(undefined_index), encoding="utf-8")
     io.read_lock(lock)  # well-formed: 'evil' is one of the lock's own indexes
     for args in (("lock", "--check", TARGET), ("render", TARGET, "-o", str(tmp_path / "ctx")),
-                 ("build", TARGET, "--dry-run")):
+                 ("build", TARGET, "--dry-run"), ("explain", TARGET, "tqdm"),
+                 ("export", TARGET, "--format", "requirements")):
         result = shipped_project.run(*args)
         assert result.rc == 2 and "key 'indexes[0]'" in result.err and "'evil'" in result.err, (args, result.text)
