@@ -45,5 +45,7 @@ def is_partial(report: Report) -> bool:
     """A report cut short (interrupted, a level missing) is never a pass, whatever it says."""
     if getattr(report, "partial", False) or getattr(report, "interrupted", False):
         return True
+    if getattr(report, "status", None) in ("partial", "interrupted", "aborted"):
+        return True
     ran = {lv.concurrency for lv in report.levels}
     return not report.levels or ran != set(report.workload.profile.concurrency)
