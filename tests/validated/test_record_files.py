@@ -172,3 +172,20 @@ def test_record_model_rejects_a_run_record_claiming_imported_fields() -> None:
                                "tool_version": "1"})
     assert Record.model_validate({"target": "t", "kind": "imported", "verdict": "imported", "date": "2026-02",
                                   "tool_version": "1", "lock_digest": DIGEST}).lock_digest == DIGEST
+
+
+@pytest.mark.docker
+def test_image_identity_comes_from_the_engine() -> None:
+    """Outside the image, `--image TAG` asks the engine for the id and the lock-digest label."""
+    from envbuilder.errors import BadInput
+    from envbuilder.validated.provenance import image_from_engine
+    from tests.conftest import require_tool
+    from tests.support.docker_image import BASE, engine_problem
+
+    problem = engine_problem()
+    require_tool("a docker engine with the base image", problem is None, str(problem))
+    image = image_from_engine(BASE)
+    assert image.id.startswith("sha256:") and len(image.id) == 71
+    assert image.lock_digest is None and image.reference == BASE  # not an envbuilder image: no lock label
+    with pytest.raises(BadInput, match="not in the local engine"):
+        image_from_engine("envbuilder-test/absent:never")
