@@ -391,7 +391,10 @@ def _system_like(name: str) -> bool:
 
 
 def arch_findings(package: LinkPackage, target_arch: str) -> list[LinkFinding]:
-    """Every CUDA binary of the package must run on the target arch (the one coverage rule)."""
+    """Every CUDA binary of the package, checked for the target arch with the one coverage rule.
+
+    Warnings: a package may ship per-arch modules it picks at run time (sgl-kernel's Hopper-only
+    flash_ops beside its sm_120a kernels); the per-wheel rule in `abi.rules` decides errors."""
     device = GpuArch.parse(target_arch)
     out = []
     for elf in package.linkage.elfs if package.linkage else ():
@@ -400,7 +403,7 @@ def arch_findings(package: LinkPackage, target_arch: str) -> list[LinkFinding]:
         if not coverage(elf.sass, elf.ptx, device).covered:
             have = ", ".join((*elf.sass, *elf.ptx))
             out.append(LinkFinding(kind="arch-coverage", package=package.name, version=package.version,
-                                   file=elf.path, message=f"{elf.path} ({package.name} {package.version}) has no "
+                                   severity="warning", file=elf.path, message=f"{elf.path} ({package.name} {package.version}) has no "
                                    f"SASS or PTX that runs on {device.sass} (has {have})"))
     return out
 

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import needs_tool
+
 from envbuilder.abi import summaries
 from envbuilder.abi.linkcheck import check_wheels
 from envbuilder.abi.wheelscan import ScanStats, scan_local, scan_remote
@@ -22,7 +24,7 @@ from tests.support.dists import make_wheel
 from tests.support.index_server import IndexServer
 from tests.support.linkwheels import CUDA_CONSUMER, CUDART, TAGS, extension, fake_torch, gxx
 
-pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")
+pytestmark = needs_tool("g++", shutil.which("g++"), "apt-get install g++")
 
 @pytest.fixture(autouse=True)
 def private_cache(tmp_path, monkeypatch):

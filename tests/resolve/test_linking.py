@@ -11,9 +11,11 @@ import shutil
 
 import pytest
 
+from tests.conftest import needs_tool
+
 from tests.support.linkwheels import extension, fake_torch
 
-pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not installed")
+pytestmark = needs_tool("g++", shutil.which("g++"), "apt-get install g++")
 
 
 def _matrix(packages: str) -> str:
