@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from envbuilder.cli.record import record_options, record_request
-from envbuilder.cli.smoke import profile_overrides, run_and_report, smoke_options
+from envbuilder.cli.smoke import profile_overrides, run_and_report, smoke_options, target_profile
 from envbuilder.console import make_console
 from envbuilder.errors import BadInput
 
@@ -49,7 +49,8 @@ def serve_cmd(target: str, dry_run: bool, do_smoke: bool, exit_when_done: bool, 
     if do_smoke:
         if t.smoke is None:
             raise BadInput(f"{t.source_path}: target {t.name!r} has no `smoke:` block; drop --smoke or add one")
-        profile = with_overrides(t.smoke, **profile_overrides(kw))
+        computed, figures = target_profile(t)
+        profile = with_overrides(computed, **profile_overrides(kw))
         record = record_request(kw, target=t.name, endpoint=command.base_url, server=_server_ref(t.serve, command))
 
         def on_ready(facts, server) -> None:
@@ -59,7 +60,7 @@ def serve_cmd(target: str, dry_run: bool, do_smoke: bool, exit_when_done: bool, 
                           info_path=t.serve.info_path, model=t.serve.served_model_name)
             run_and_report(ep, profile, target=t.name, baseline=kw["baseline"], json_path=kw["json_path"],
                            html_path=kw["html_path"], facts=facts, server_kind=t.serve.kind, record=record,
-                           level_deadline_s=kw["level_deadline_s"])
+                           level_deadline_s=kw["level_deadline_s"], figures=figures)
     elif kw["do_record"] or kw["record_failure"]:
         raise BadInput("option --record: records a smoke run; add --smoke")
 

@@ -53,9 +53,20 @@ def profile_overrides(kw: dict) -> dict:
             "warmup_requests": kw["warmup_requests"], "request_timeout_s": kw["request_timeout_s"]}
 
 
+def target_profile(t) -> tuple[SmokeProfile, list]:
+    """The target's smoke profile with its gates computed from its evidence, and that evidence's figures."""
+    from envbuilder.matrix import project_root
+    from envbuilder.smoke.gates import for_target, validated_figures
+
+    if t.smoke is None:
+        raise BadInput(f"{t.source_path}: target {t.name!r} has no `smoke:` block")
+    root = project_root()
+    return for_target(t.smoke, t, root), validated_figures(root, t)
+
+
 def run_and_report(endpoint, profile: SmokeProfile, *, target: str | None, baseline: Path | None,
                    json_path: Path | None, html_path: Path | None, facts=None, server_kind=None,
-                   record=None, level_deadline_s: float | None = None) -> None:
+                   record=None, level_deadline_s: float | None = None, figures=None) -> None:
     """Run one smoke, show progress and the summary, write the reports, raise CheckFailed on a fail.
 
     `record` (a RecordRequest from envbuilder.cli.record) keeps the finished run as validated evidence.
@@ -79,7 +90,8 @@ def run_and_report(endpoint, profile: SmokeProfile, *, target: str | None, basel
     try:
         with RichProgress(console) as progress:
             report = run_smoke(endpoint, profile, target=target, baseline=baseline, facts=facts,
-                               progress=progress, server_kind=server_kind, level_deadline_s=level_deadline_s)
+                               progress=progress, server_kind=server_kind, level_deadline_s=level_deadline_s,
+                               figures=figures)
     except Unreachable as exc:
         write(unready_report(endpoint, profile, target, str(exc)))
         raise
@@ -129,14 +141,12 @@ def smoke_cmd(endpoint: str, target: str | None, model: str | None, ready_timeou
 
     if not endpoint.startswith(("http://", "https://")):
         raise BadInput(f"option --endpoint: {endpoint!r} needs a scheme, e.g. http://127.0.0.1:30000")
-    profile, ready, models, info = SmokeProfile(), "/health", "/v1/models", None
+    profile, ready, models, info, figures = SmokeProfile(), "/health", "/v1/models", None, None
     if target:
         from envbuilder.matrix import load_target
 
         t = load_target(target)
-        if t.smoke is None:
-            raise BadInput(f"{t.source_path}: target {t.name!r} has no `smoke:` block")
-        profile = t.smoke
+        profile, figures = target_profile(t)
         if t.serve is not None:
             ready, models, info = t.serve.ready_path, t.serve.models_path, t.serve.info_path
             model = model or t.serve.served_model_name
@@ -149,7 +159,8 @@ def smoke_cmd(endpoint: str, target: str | None, model: str | None, ready_timeou
     record = record_request(kw, target=target, endpoint=endpoint,
                             server=server_ref(None, None, None))  # a server it did not start: command unknown
     run_and_report(ep, profile, target=target, baseline=kw["baseline"], json_path=kw["json_path"],
-                   html_path=kw["html_path"], record=record, level_deadline_s=_positive(kw["level_deadline_s"]))
+                   html_path=kw["html_path"], record=record, level_deadline_s=_positive(kw["level_deadline_s"]),
+                   figures=figures)
 
 
 COMMANDS = [smoke_cmd]

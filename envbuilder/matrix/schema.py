@@ -19,7 +19,7 @@ from pydantic import Field, field_validator, model_validator
 from envbuilder.knowledge import BinaryFact, KnownIssue
 from envbuilder.model import StrictModel
 from envbuilder.serve.profile import ServeProfile
-from envbuilder.smoke.profile import SmokeProfile
+from envbuilder.smoke.profile import SmokeProfile, check_metric
 
 ARCH_RE = re.compile(r"^sm_(\d+)([af]?)$")
 SHA_RE = re.compile(r"^[0-9a-f]{40}$")
@@ -170,11 +170,25 @@ class PackageSpec(StrictModel):
         return self.build is not None and self.build.from_ == "sdist"
 
 
+class Measured(StrictModel):
+    """One figure a validated configuration measured: `metric` (as in the smoke report) at a concurrency."""
+
+    metric: str
+    at: int = Field(ge=1)
+    value: float = Field(ge=0, allow_inf_nan=False)
+
+    _metric = field_validator("metric")(classmethod(lambda cls, v: check_metric(v)))
+
+
 class Validated(StrictModel):
+    """A configuration that ran on real hardware: what it measured, and with which profile (flags)."""
+
     date: str
     result: str
     by: str
     lock: str | None = None
+    profile: str | None = Field(default=None, description="the server flags and workload it was measured with")
+    measured: tuple[Measured, ...] = ()
 
 
 class KnowledgeOverlay(StrictModel):

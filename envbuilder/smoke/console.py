@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -72,7 +73,9 @@ def print_summary(console: Console, report: Report) -> None:
     for note in notes:
         console.print(f"[yellow]note:[/] {note}")
     for t in report.thresholds:
-        console.print(("[green]pass[/] " if t.passed else "[red]FAIL[/] ") + t.message)
+        console.print(("[green]pass[/] " if t.passed else "[red]FAIL[/] ") + escape(t.message))
+    for g in report.goals:  # the user's targets: shown, never failing
+        console.print(("[green]goal[/] " if g.met else "[yellow]goal[/] ") + escape(g.message.removeprefix("goal ")))
     if report.baseline:
         worse = [c for c in report.baseline.comparisons if c.regressed]
         console.print(f"baseline {report.baseline.path}: {len(report.baseline.comparisons)} comparisons, "

@@ -56,6 +56,9 @@ ul.reasons li{color:#d62728}
 {% for t in r.thresholds %}<tr><td class="l">{{ t.metric }}</td><td>{{ t.at }}</td><td>{{ num(t.min) }}</td><td>{{ num(t.max) }}</td>
 <td>{{ num(t.value) }}</td><td class="l">{{ 'pass' if t.passed else 'FAIL' }}</td></tr>{% endfor %}</table>{% endif %}
 
+{% if r.goals %}<h2>Goals (targets, never failing the run)</h2>
+<ul>{% for g in r.goals %}<li>{{ g.message }}</li>{% endfor %}</ul>{% endif %}
+
 {% if r.baseline %}<h2>Baseline comparison</h2>
 <p>against <code>{{ r.baseline.path }}</code>: regression = worse by more than {{ r.baseline.tolerance_pct }}% and by more than
 {{ r.baseline.noise_sigmas }} standard errors of the difference of means.</p>

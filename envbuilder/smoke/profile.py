@@ -28,27 +28,61 @@ def lower_is_better(metric: str) -> bool:
     return metric == "error_rate" or metric.startswith(LATENCY_METRICS)
 
 
-def _check_metric(name: str) -> str:
+def check_metric(name: str) -> str:
     if name not in METRICS:
         raise ValueError(f"unknown metric {name!r}; one of: {', '.join(METRICS)}")
     return name
 
 
-class Threshold(StrictModel):
-    """One pass/fail bound on a metric at one concurrency level (`max`/`min`: the top/bottom level)."""
+class Bound(StrictModel):
+    """A bound on a metric at one concurrency level (`max`/`min`: the top/bottom level of the sweep)."""
 
     metric: str
     at: int | Literal["max", "min"] = "max"
     min: float | None = None
     max: float | None = None
 
-    _metric = field_validator("metric")(classmethod(lambda cls, v: _check_metric(v)))
+    _metric = field_validator("metric")(classmethod(lambda cls, v: check_metric(v)))
 
     @model_validator(mode="after")
-    def _one_bound(self) -> Threshold:
-        if self.min is None and self.max is None:
-            raise ValueError("a threshold needs `min`, `max` or both")
+    def _one_bound(self) -> Bound:
+        if self.min is None and self.max is None and not getattr(self, "validated", False):
+            raise ValueError("needs `min`, `max` or both")
         return self
+
+    def level(self, concurrency: list[int]) -> int | None:
+        """The concurrency this bound is about, in a sweep over `concurrency`."""
+        if self.at == "max":
+            return max(concurrency, default=None)
+        if self.at == "min":
+            return min(concurrency, default=None)
+        return self.at
+
+
+class Threshold(Bound):
+    """One pass/fail bound. `validated: true` computes it from what a validated configuration measured.
+
+    Why computed: a hand-typed gate drifts from its evidence (blackwell-sm120 once required 10 output
+    tok/s from one stream while the known-good state measured ~8). The bound is the validated figure
+    at `at` minus the profile's `noise_margin_pct` (plus, for latencies and error rates).
+    """
+
+    validated: bool = False
+    source: str | None = Field(default=None, description="set by envbuilder: the evidence a computed bound came from")
+
+    @model_validator(mode="after")
+    def _validated_bound(self) -> Threshold:
+        if self.validated and (self.min is not None or self.max is not None):
+            raise ValueError("a `validated: true` threshold computes its bound from the validated figure: drop min/max")
+        if self.validated and not isinstance(self.at, int):
+            raise ValueError("a `validated: true` threshold needs `at:` a concurrency level (figures are measured at one)")
+        return self
+
+
+class Goal(Bound):
+    """What the user wants to reach, not what was shown: reported beside the thresholds, never fails a run."""
+
+    note: str | None = None
 
 
 class Slo(StrictModel):
@@ -71,7 +105,7 @@ class Regression(StrictModel):
     noise_sigmas: float = Field(default=2.0, ge=0)
     metrics: list[str] = Field(default_factory=lambda: ["total_tok_s", "output_tok_s", "ttft_ms_p50", "tpot_ms_p50"])
 
-    _metrics = field_validator("metrics")(classmethod(lambda cls, v: [_check_metric(m) for m in v]))
+    _metrics = field_validator("metrics")(classmethod(lambda cls, v: [check_metric(m) for m in v]))
 
 
 class SmokeProfile(StrictModel):
@@ -98,6 +132,9 @@ class SmokeProfile(StrictModel):
     request_timeout_s: float = Field(default=600.0, gt=0, description="whole-request deadline (--request-timeout)")
     connect_timeout_s: float = Field(default=10.0, gt=0)
     thresholds: list[Threshold] = Field(default_factory=list)
+    noise_margin_pct: float = Field(
+        default=20.0, ge=0, lt=100, description="how far a `validated: true` gate sits below the validated figure")
+    goals: list[Goal] = Field(default_factory=list, description="the user's targets: reported, never fail the run")
     slo: Slo | None = None
     regression: Regression = Field(default_factory=Regression)
 

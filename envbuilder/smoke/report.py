@@ -91,6 +91,19 @@ class ThresholdResult(StrictModel):
     message: str
 
 
+class GoalResult(StrictModel):
+    """A user's target beside this run and the evidence; never part of `passed`."""
+
+    metric: str
+    at: int
+    min: float | None = None
+    max: float | None = None
+    value: float | None
+    met: bool
+    validated: bool = Field(description="some validated configuration measured a figure that meets it")
+    message: str
+
+
 class Comparison(StrictModel):
     concurrency: int
     metric: str
@@ -136,6 +149,7 @@ class Report(StrictModel):
     formulas: dict[str, str]
     levels: list[Level]
     thresholds: list[ThresholdResult]
+    goals: list[GoalResult] = Field(default_factory=list, description="the user's targets: reported, never failing")
     baseline: BaselineResult | None = None
     passed: bool
     verdict: list[str] = Field(description="one line per reason the run failed; empty when it passed")

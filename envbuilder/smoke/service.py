@@ -20,6 +20,7 @@ from envbuilder.serve.ready import ServerFacts, wait_ready
 from envbuilder.smoke import environment
 from envbuilder.smoke.baseline import compare
 from envbuilder.smoke.client import Session
+from envbuilder.smoke.gates import check_goals
 from envbuilder.smoke.metrics import FORMULAS, level_run, summarize
 from envbuilder.smoke.profile import SmokeProfile
 from envbuilder.smoke.report import BaselineResult, Level, Report, ThresholdResult, Workload, read_report
@@ -114,7 +115,8 @@ def unready_report(endpoint: Endpoint, profile: SmokeProfile, target: str | None
 def run_smoke(endpoint: Endpoint, profile: SmokeProfile, *, target: str | None = None,
               baseline: Path | None = None, facts: ServerFacts | None = None,
               progress: Progress | None = None, server_kind: str | None = None,
-              level_deadline_s: float | None = None) -> Report:
+              level_deadline_s: float | None = None, figures: list | None = None) -> Report:
+    """One smoke run; `figures` (envbuilder.smoke.gates.Figure) is the evidence the profile's goals are judged by."""
     base = read_report(baseline) if baseline else None  # bad input fails before minutes of load
     if base is not None and base.partial:
         raise BadInput(f"{baseline}: key 'partial': a partial report ({base.partial_reason}) cannot be a baseline; "
@@ -132,9 +134,10 @@ def run_smoke(endpoint: Endpoint, profile: SmokeProfile, *, target: str | None =
         data = kept[0] if kept else SweepData(calibration=Calibration(words=0, measured_tokens=None, exact=False, probes=0),
                                                   warmup_failed=0)
         report = _report(endpoint, profile, target, base, baseline, facts, model, data, sorted(dropped),
-                         server_kind, partial=reason)
+                         server_kind, partial=reason, figures=figures)
         raise SmokeInterrupted(report, exc) from None
-    return _report(endpoint, profile, target, base, baseline, facts, model, data, sorted(dropped), server_kind)
+    return _report(endpoint, profile, target, base, baseline, facts, model, data, sorted(dropped), server_kind,
+                   figures=figures)
 
 
 def _cut_reason(exc: BaseException) -> str:
@@ -145,9 +148,10 @@ def _cut_reason(exc: BaseException) -> str:
 
 def _report(endpoint: Endpoint, profile: SmokeProfile, target: str | None, base: Report | None,
             baseline: Path | None, facts: ServerFacts, model: str, data: SweepData, dropped: list[str],
-            server_kind: str | None, partial: str | None = None) -> Report:
+            server_kind: str | None, partial: str | None = None, figures: list | None = None) -> Report:
     levels = _levels(data, profile)
     thresholds = check_thresholds(profile.thresholds, levels)
+    goals = check_goals(profile.goals, levels, figures or [], profile.concurrency)
     comparison = compare(levels, base.levels, profile.regression, str(baseline)) if base else None
     reasons = _verdict(levels, thresholds, comparison, profile)
     if partial is not None:
@@ -162,7 +166,7 @@ def _report(endpoint: Endpoint, profile: SmokeProfile, target: str | None, base:
                           prompt_tokens_calibrated=data.calibration.exact,
                           calibration_probes=data.calibration.probes, dropped_fields=dropped,
                           warmup_failed=data.warmup_failed),
-        levels=levels, thresholds=thresholds, baseline=comparison, passed=not reasons, verdict=reasons,
+        levels=levels, thresholds=thresholds, goals=goals, baseline=comparison, passed=not reasons, verdict=reasons,
         partial=partial is not None, partial_reason=partial,
     )
 

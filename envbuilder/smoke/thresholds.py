@@ -30,8 +30,9 @@ def check_threshold(threshold: Threshold, levels: list[Level]) -> ThresholdResul
     bound = " and ".join(b for b in (threshold.min is not None and f">= {threshold.min:g}",
                                      threshold.max is not None and f"<= {threshold.max:g}") if b)
     verdict = "ok" if low_ok and high_ok else "FAILED"
+    source = f"; {threshold.source}" if threshold.source else ""
     return ThresholdResult(**common, value=value, passed=low_ok and high_ok,
-                           message=f"{threshold.metric} at concurrency {at}: {value:.4g} (needs {bound}) {verdict}")
+                           message=f"{threshold.metric} at concurrency {at}: {value:.4g} (needs {bound}{source}) {verdict}")
 
 
 def check_thresholds(thresholds: list[Threshold], levels: list[Level]) -> list[ThresholdResult]:
