@@ -81,27 +81,26 @@ class Level(StrictModel):
     summary: dict[str, MetricSummary]
 
 
-class ThresholdResult(StrictModel):
+class BoundResult(StrictModel):
+    """A bound on one metric at one level, the value this run measured, and a line for people."""
+
     metric: str
     at: int
     min: float | None = None
     max: float | None = None
     value: float | None
-    passed: bool
     message: str
 
 
-class GoalResult(StrictModel):
+class ThresholdResult(BoundResult):
+    passed: bool
+
+
+class GoalResult(BoundResult):
     """A user's target beside this run and the evidence; never part of `passed`."""
 
-    metric: str
-    at: int
-    min: float | None = None
-    max: float | None = None
-    value: float | None
     met: bool
     validated: bool = Field(description="some validated configuration measured a figure that meets it")
-    message: str
 
 
 class Comparison(StrictModel):

@@ -137,7 +137,8 @@ def test_a_prose_entry_naming_the_lock_digest_is_shown_but_never_counts(project,
     head = published(tqdm_bump(base_lock))
     matrix = project / "matrices" / f"{TARGET}.yaml"
     text = matrix.read_text()
-    matrix.write_text(text.replace('by: "seed workload', f'lock: "{head.digest}", by: "seed workload'))
+    assert '\n    by: "seed workload' in text  # the validated entry is a block mapping
+    matrix.write_text(text.replace('\n    by: "seed workload', f'\n    lock: "{head.digest}"\n    by: "seed workload'))
     base = write(base_lock, project / "base.lock.toml")
     write(head, project / LOCK)
     result = json.loads(gate_in_process("--base", str(base), "--format", "json", cwd=project).stdout)
