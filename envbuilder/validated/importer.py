@@ -45,7 +45,8 @@ def imported_record(claim: Claim) -> Record:
     except ValidationError as exc:
         first = exc.errors()[0]
         key = ".".join(str(p) for p in first["loc"])
-        raise BadInput(f"option {key.replace('_', '-')!r}: {first['msg']}") from None
+        key = {"note": "--result/--by"}.get(key, key.replace("_", "-"))
+        raise BadInput(f"option {key!r}: {first['msg']}") from None
 
 
 def import_claim(root: Path, claim: Claim) -> Path:

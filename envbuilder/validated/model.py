@@ -37,7 +37,15 @@ def _one_line(value: str) -> str:
     return _printable(value)
 
 
+def _plain(value: str) -> str:
+    """Shown in PR comments: no Markdown/HTML links, images, tags or code spans can ride along."""
+    if any(c in value for c in "<>[]`"):
+        raise ValueError("must not contain any of < > [ ] `")
+    return _one_line(value)
+
+
 Text = Annotated[str, Field(max_length=2000), AfterValidator(_printable)]
+Plain = Annotated[str, Field(max_length=300), AfterValidator(_plain)]
 Line = Annotated[str, Field(max_length=300), AfterValidator(_one_line)]
 Sha256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 Digest = Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")]
@@ -59,12 +67,12 @@ class HostFingerprint(StrictModel):
     memory (rounded to whole GiB, since kernels reserve slightly different amounts), machine arch.
     """
 
-    machine: Line | None = None
-    gpu_model: Line | None = None
+    machine: Plain | None = None
+    gpu_model: Plain | None = None
     gpu_count: Count | None = None
     gpu_memory_mib: Count | None = None
-    driver: Line | None = None
-    cuda_driver: Line | None = None
+    driver: Plain | None = None
+    cuda_driver: Plain | None = None
     cpu_count: Count | None = None
     memory_gib: Count | None = None
 
@@ -153,7 +161,7 @@ class Record(StrictModel):
     levels: tuple[LevelFigures, ...] = Field(default=(), max_length=100)
     reasons: tuple[Line, ...] = Field(default=(), max_length=100)  # why a failed run failed
     report: ReportRef | None = None
-    note: Text | None = None  # imported records: what was claimed, by whom, where
+    note: Annotated[str, Field(max_length=1000), AfterValidator(_plain)] | None = None  # imported: the claim
 
     def headline(self) -> str:
         """The figure people quote: the highest level's total tok/s, else what was imported."""

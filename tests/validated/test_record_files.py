@@ -70,6 +70,10 @@ HOSTILE = {
     "future version": 'record_version = 2\ntarget = "t"\nkind = "imported"\nverdict = "imported"\n'
                       'date = "2026-02"\ntool_version = "1"\n',
     "not toml": "\x00\x01garbage",
+    "markdown image in a note": 'record_version = 1\ntarget = "t"\nkind = "imported"\nverdict = "imported"\n'
+                                'date = "2026-02"\ntool_version = "1"\nnote = "![x](https://evil.example/p.png)"\n',
+    "html in a gpu name": 'record_version = 1\ntarget = "t"\nkind = "imported"\nverdict = "imported"\n'
+                          'date = "2026-02"\ntool_version = "1"\n[host]\ngpu_model = "<img src=x>"\n',
     "free-form date": 'record_version = 1\ntarget = "t"\nkind = "imported"\nverdict = "imported"\n'
                       'date = "yesterday"\ntool_version = "1"\n',
 }
@@ -141,6 +145,7 @@ def test_import_cli_writes_an_unverifiable_record_that_never_counts(project: Pat
     (["--date", "2026-02", "--lock", "sha256:nothex"], "--lock"),
     (["--date", "2026-02", "--total-tok-s", "5"], "--concurrency"),
     (["--date", "2026-02", "--gpu-count", "-1"], "--gpu-count"),
+    (["--date", "2026-02", "--gpu-model", "<b>"], "--gpu-model"),
 ])
 def test_import_bad_input_names_the_option(project: Path, args: list[str], key: str) -> None:
     proc = envbuilder(project, "validated", "import", "blackwell-sm120", "--result", "r", "--by", "b", *args)
