@@ -1,0 +1,1 @@
+from tests.resolve.project import project  # noqa: F401  (fixture)
