@@ -167,6 +167,8 @@ def _problem(error: dict[str, Any]) -> Problem:
 
 def _bad(text: str, origin: str, problems: list[Problem]) -> BadLock:
     loc, message = problems[0]
+    if len(message) > 400:  # a hostile value can be megabytes long; the key and line say where it is
+        message = message[:400] + f"... ({len(message)} characters)"
     more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
     return BadLock(origin, message + more, locate(text, loc), key_path(loc))
 

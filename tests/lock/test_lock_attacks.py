@@ -179,3 +179,10 @@ def test_an_index_the_matrix_does_not_define_is_exit_2_where_the_matrix_is_at_ha
                  ("export", TARGET, "--format", "requirements")):
         result = shipped_project.run(*args)
         assert result.rc == 2 and "key 'indexes[0]'" in result.err and "'evil'" in result.err, (args, result.text)
+
+
+def test_a_huge_hostile_value_gives_a_short_message():
+    text = craft(lambda data: package(data, "tqdm").update(version="1" * 5_000_000 + "$(id)"))
+    with pytest.raises(io.BadLock) as caught:
+        io.loads(text, "huge.lock.toml")
+    assert caught.value.key.endswith(".version") and len(str(caught.value)) < 600
