@@ -186,3 +186,12 @@ def test_a_huge_hostile_value_gives_a_short_message():
     with pytest.raises(io.BadLock) as caught:
         io.loads(text, "huge.lock.toml")
     assert caught.value.key.endswith(".version") and len(str(caught.value)) < 600
+
+
+def test_write_lock_refuses_a_lock_it_could_not_read_back(tmp_path: Path):
+    data = io.read_lock(SHIPPED).to_dict()
+    set_base_image(data)
+    target = tmp_path / "locks" / "x.lock.toml"
+    with pytest.raises(io.BadLock) as caught:
+        io.write_lock(Lock.from_dict(data), target)
+    assert caught.value.key == "toolchain.base-image" and not target.exists()
