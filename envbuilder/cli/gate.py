@@ -26,8 +26,11 @@ from envbuilder.gate.render import render_github, render_json, render_markdown, 
               help="Check new artifacts against cached index pages only (a page not cached: exit 3).")
 @click.option("--require-validated", is_flag=True,
               help="Reject a head lock that no verified passing smoke record (matrices/TARGET.validated/) vouches for.")
+@click.option("--link", is_flag=True,
+              help="Link both locks from their binaries even when the head records no linkage (summaries by "
+                   "range reads of the index, cached by sha256; docs/abi.md).")
 def gate(base: Path | None, base_ref: str | None, head: Path | None, fmt: str, strict: bool, offline: bool,
-         require_validated: bool) -> None:
+         require_validated: bool, link: bool) -> None:
     """Judge a lock change: every artifact, toolchain, recipe and knowledge change, and the ABI rules.
 
     Files the base does not lock are checked against the index (name, size, sha256); an index
@@ -36,7 +39,7 @@ def gate(base: Path | None, base_ref: str | None, head: Path | None, fmt: str, s
         raise BadInput("give exactly one of --base LOCK or --base-ref GITREF")
     if base_ref is not None and head is not None:
         raise BadInput("--head only goes with --base; --base-ref compares with the working tree's locks/")
-    options = GateOptions(strict=strict, offline=offline, require_validated=require_validated)
+    options = GateOptions(strict=strict, offline=offline, require_validated=require_validated, link=link)
     result = gate_ref(base_ref, options=options) if base_ref else gate_files(base, head, options=options)
     if fmt == "text":
         render_text(result, make_console(soft_wrap=True))

@@ -32,6 +32,7 @@ class GateOptions:
     ancestry: Callable | None = None
     offline: bool = False  # new artifacts are checked against cached index pages only (misses: exit 3)
     require_validated: bool = False  # no verified passing smoke record for the head lock rejects
+    link: bool = False  # link both locks from their binaries even when the head records no linkage
 
 
 def overlay_of(side: Side | None) -> Any:

@@ -76,3 +76,19 @@ def test_gate_links_the_head_and_names_the_new_break(project, default_index, tmp
     result = project.run("gate", "--base", str(tmp_path / "base.lock.toml"))
     assert result.rc == 1, result.text
     assert "link-undefined-symbol" in result.text and "c10::add(int)" in result.text
+
+
+def test_gate_link_checks_a_lock_made_without_link(project, default_index, tmp_path, monkeypatch):
+    """The issue's case: a bump locked without --link passes the rules; `gate --link` names the break."""
+    monkeypatch.setenv("ENVBUILDER_CACHE_DIR", str(tmp_path / "cache"))
+    build = tmp_path / "build"
+    for dist in (fake_torch(build, "1.0"), fake_torch(build, "2.0"), extension(build)):
+        default_index.add(dist)
+    (project.root / "matrices" / "linked.yaml").write_text(_matrix('  ext: "==1.0"\n  fakec10: "==1.0"\n'))
+    assert project.run("lock", "linked").rc == 0
+    (tmp_path / "base.lock.toml").write_text(project.lock_path("linked").read_text())
+    (project.root / "matrices" / "linked.yaml").write_text(_matrix('  ext: "==1.0"\n  fakec10: "==2.0"\n'))
+    assert project.run("lock", "linked").rc == 0  # no fact describes these packages: the rules pass
+    assert project.run("gate", "--base", str(tmp_path / "base.lock.toml")).rc == 0
+    result = project.run("gate", "--link", "--base", str(tmp_path / "base.lock.toml"))
+    assert result.rc == 1 and "link-undefined-symbol" in result.text and "c10::add(int)" in result.text

@@ -4,8 +4,8 @@ Trust: the lock only *claims* a linkage digest per wheel. Every summary used her
 this machine's cache (computed from the artifact's own bytes, keyed and verified by sha256) or is
 recomputed now from the index by range reads; a summary whose digest differs from the lock's
 claim is an error (`linkage-mismatch`). The verdict therefore depends only on the artifacts, so
-every machine gives the same one. Runs for locks that record linkage (made with `lock --link`);
-a finding the base already had is not new.
+every machine gives the same one. Runs for locks that record linkage (made with `lock --link`),
+or for any lock with `gate --link`; a finding the base already had is not new.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def _link(ctx: GateContext, side: Side, client):
 
 def check_linkage(ctx: GateContext) -> Iterator[GateFinding]:
     claimed = recorded_digests(ctx.head.lock)
-    if not claimed:
+    if not claimed and not ctx.options.link:
         return
     from envbuilder.gate.checks.index import index_urls_for
     from envbuilder.index import IndexClient
@@ -52,7 +52,8 @@ def check_linkage(ctx: GateContext) -> Iterator[GateFinding]:
     names = {p.source.index for p in ctx.head.lock.packages if p.source.index}
     with IndexClient(index_urls_for(ctx, names), offline=ctx.options.offline) as client:
         head = _link(ctx, ctx.head, client)
-        base = _link(ctx, ctx.base, client) if ctx.base is not None and recorded_digests(ctx.base.lock) else None
+        base = _link(ctx, ctx.base, client) if ctx.base is not None and (
+            recorded_digests(ctx.base.lock) or ctx.options.link) else None
     for sha, digest in sorted(claimed.items()):
         summary = head.summaries.get(sha)
         if summary is not None and summary_digest(summary) != digest:
