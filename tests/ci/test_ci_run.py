@@ -110,3 +110,18 @@ def test_no_test_reads_the_generic_ci_variable() -> None:
     pattern = re.compile(r"""environ(?:\.get)?\(\s*["']CI["']|environ\[\s*["']CI["']|getenv\(\s*["']CI["']""")
     offenders = [str(p.relative_to(REPO)) for p in (REPO / "tests").rglob("*.py") if pattern.search(p.read_text())]
     assert offenders == []
+
+
+def test_long_ci_steps_print_an_estimate_a_heartbeat_and_the_measured_time(tmp_path: Path) -> None:
+    # The step ends once two heartbeats are out (no sleep-length race on a loaded machine).
+    out = tmp_path / "out.txt"
+    script = (f'exec >{out}; source .ci/lib.sh; '
+              f'step() {{ export STEP_RAN=yes; until [ "$(grep -c "still running" {out})" -ge 2 ]; do sleep 0.1; done; }}; '
+              'CI_HEARTBEAT_S=1 ci_long "[t] compile" 480 step; echo "rc=$? ran=$STEP_RAN"; '
+              'ci_long "[t] broken" 5 false; echo "rc=$?"')
+    subprocess.run(["bash", "-c", script], cwd=REPO, timeout=120, check=True)
+    lines = out.read_text().splitlines()
+    assert lines[0] == "[ci] [t] compile: started (cold estimate ~8m00s on 2 cores; cached: seconds)"
+    assert re.fullmatch(r"\[ci\] \[t\] compile: still running, \d+s elapsed of ~8m00s estimated", lines[1])
+    assert re.fullmatch(r"\[ci\] \[t\] compile: done in \d+s", lines[lines.index("rc=0 ran=yes") - 1])
+    assert re.fullmatch(r"\[ci\] \[t\] broken: FAILED \(exit 1\) in \d+s", lines[-2]) and lines[-1] == "rc=1"

@@ -69,23 +69,23 @@ def test_threshold_miss_exits_1(llama_server, tmp_path):
     assert [t["metric"] for t in failed] == ["output_tok_s"]
 
 
-def test_baseline_regression_is_noise_aware(llama_server, tmp_path):
-    # A shared 2-core CI machine swings by tens of percent between minutes (sub-ms latencies by 3x):
-    # throughput only, with a wide tolerance, for the same-server run; the 100x case must still fail.
+def test_baseline_out_of_reach_is_a_regression_exit_1(llama_server, tmp_path):
+    """A real run against a baseline no machine reaches (1e9 tok/s, three runs that agree): exit 1.
+
+    Only a real run against a constant, never two real runs against each other: a shared CI machine
+    swings 4x between minutes (16,340 -> 4,160 tok/s was seen). Whether two real runs differ by more
+    than noise is tested on recorded reports (test_baseline_recorded.py).
+    """
     matrix = tmp_path / "cpu-llamacpp.yaml"
     text = (Path(__file__).parents[2] / "matrices" / "cpu-llamacpp.yaml").read_text()
     policy = "  regression: {tolerance_pct: 60, metrics: [total_tok_s, output_tok_s]}\n"
     matrix.write_text(text.replace("  requests_per_level: 32\n", "  requests_per_level: 32\n" + policy))
     assert "tolerance_pct: 60, metrics" in matrix.read_text()
-    args = ("--target", str(matrix), "--concurrency", "2", "--requests", "6", "--repeats", "3", "--max-tokens", "16")
+    args = ("--target", str(matrix), "--concurrency", "2", "--requests", "6", "--repeats", "2", "--max-tokens", "16")
     proc, base = smoke(llama_server.base_url, tmp_path, *args, name="base")
-    assert proc.returncode == 0
-    proc, _ = smoke(llama_server.base_url, tmp_path, *args, "--baseline", str(tmp_path / "base.json"), name="same")
-    assert proc.returncode == 0, proc.stdout  # the same server again: no regression
-    for metric in ("total_tok_s", "output_tok_s"):  # a baseline 100x as fast, three runs that agree
-        summary = base["levels"][0]["summary"][metric]
-        fast = 100 * summary["mean"]
-        summary.update(values=[fast] * 3, mean=fast, stdev=0.0, n=3)
+    assert proc.returncode == 0, proc.stdout
+    for metric in ("total_tok_s", "output_tok_s"):
+        base["levels"][0]["summary"][metric].update(values=[1e9] * 3, mean=1e9, stdev=0.0, n=3)
     (tmp_path / "fast.json").write_text(json.dumps(base))
     proc, report = smoke(llama_server.base_url, tmp_path, *args, "--baseline", str(tmp_path / "fast.json"), name="slow")
     assert proc.returncode == 1
