@@ -150,3 +150,16 @@ def cpu_image(tmp_path_factory: pytest.TempPathFactory) -> CpuImage:
     image.envbuilder("lock", TARGET)
     image.first = image.build(f"{TAG}:first")
     return image
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that uses `cpu_image` is a docker and network test, and may wait for the cold build
+    (llama.cpp compiled on 2 cores: ~10-25 min) in its setup: past the suite's 900 s default."""
+    for item in items:
+        if "cpu_image" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.docker)
+            item.add_marker(pytest.mark.network)
+            mark = item.get_closest_marker("timeout")
+            seconds = (mark.args[0] if mark.args else mark.kwargs.get("timeout")) if mark else None
+            if seconds is None or seconds < 3600:
+                item.add_marker(pytest.mark.timeout(3600), append=False)
