@@ -145,10 +145,12 @@ def summaries_for(wheels: Iterable[ClosureWheel], http, *, workers: int = 4, mem
 
 
 def check_closure(wheels: list[ClosureWheel], manifest: str, http=None, *, python: str = "3.12",
-                  target_arch: str | None = None, fetch: bool = True, workers: int = 4) -> ClosureCheck:
-    """Link a closure whose wheels live on an index (a lock, or a resolution before it is written)."""
+                  target_arch: str | None = None, fetch: bool = True, workers: int = 4,
+                  apt: tuple[str, ...] = ()) -> ClosureCheck:
+    """Link a closure whose wheels live on an index (a lock, or a resolution before it is written);
+    `apt` names the target's apt packages, whose libraries join the system manifest."""
     started = time.perf_counter()
-    system = systems.load(manifest)
+    system = systems.load(manifest).with_apt(apt)
     stats = ScanStats()
     found = summaries_for(wheels, http, workers=workers, fetch=fetch, stats=stats)
     present = {canonicalize_name(w.name) for w in wheels}

@@ -31,6 +31,16 @@ class SystemLibrary(StrictModel):
     families: tuple[str, ...] = ()
     # Digests of the exported symbols when generated from a real image; absent: opaque.
     defined: str | None = None
+    any_version: bool = False  # added by an apt package: its symbol versions are not recorded
+
+
+class AptPackage(StrictModel):
+    sonames: tuple[str, ...]
+    source: str
+
+
+class _AptFile(StrictModel):
+    packages: dict[str, AptPackage]
 
 
 class SystemManifest(StrictModel):
@@ -49,12 +59,31 @@ class SystemManifest(StrictModel):
         """Does the system's `soname` define symbol version `version` (GLIBC_2.34, GLIBCXX_3.4.32)?"""
         if version in _ALWAYS or soname in self.driver:
             return True
+        if soname in self.libraries and self.libraries[soname].any_version:
+            return True
         match = _VERSION.match(version)
         library = self.libraries.get(soname)
         if match is None or library is None:
             return False
         family, number = match.groups()
         return family in library.families and number in self.versions.get(family, ())
+
+
+    def with_apt(self, apt: tuple[str, ...] | list[str]) -> "SystemManifest":
+        """This manifest plus the libraries the target's apt packages install (knowledge/apt-libraries.yaml)."""
+        known = apt_packages()
+        extra = {soname: SystemLibrary(any_version=True) for name in apt if name in known
+                 for soname in known[name].sonames if soname not in self.libraries}
+        return self.model_copy(update={"libraries": {**self.libraries, **extra}}) if extra else self
+
+
+@lru_cache(maxsize=1)
+def apt_packages() -> dict[str, AptPackage]:
+    text = (resources.files("envbuilder.knowledge") / "apt-libraries.yaml").read_text()
+    try:
+        return _AptFile.model_validate(YAML(typ="safe").load(text)).packages
+    except (ValidationError, ValueError) as exc:
+        raise BadInput(f"envbuilder/knowledge/apt-libraries.yaml: {exc}") from exc
 
 
 def available() -> list[str]:

@@ -58,7 +58,7 @@ def manifest_for(target) -> str:
 def link_resolution(resolution, target, http) -> ClosureCheck:
     gpu = target.hardware.gpu
     return check_closure(closure_of(resolution), manifest_for(target), http, python=target.platform.python,
-                         target_arch=gpu.arch if gpu is not None else None)
+                         target_arch=gpu.arch if gpu is not None else None, apt=tuple(target.toolchain.apt))
 
 
 def conflicts(findings: list[LinkFinding], resolution) -> list[Conflict]:

@@ -177,6 +177,7 @@ def test_every_knowledge_source_is_a_public_url_or_a_document_in_this_repository
     sources += [a.source for a in knowledge.arches if a.source]
     sources += [loader.source for loader in loaders.shipped()]
     sources += [systems.load(s).source for s in systems.available()]
+    sources += [p.source for p in systems.apt_packages().values()]
     for source in sources:
         urls = _re.findall(r"https?://\S+", source)
         docs = _re.findall(r"\bdocs/[\w./-]+\.md", source)
@@ -234,3 +235,12 @@ def test_link_cli_refuses_with_exit_1_and_names_the_symbol(wheels, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["link", str(wheels["fakec10-1.0"]), str(wheels["ext"])])
     assert exit_info.value.code in (0, None)
+
+
+def test_a_matrix_apt_package_adds_its_libraries_to_the_system():
+    from envbuilder.abi import systems
+
+    base = systems.load("ubuntu-24.04")
+    assert not base.has("libnuma.so.1")
+    with_numa = base.with_apt(("libnuma1", "git"))
+    assert with_numa.has("libnuma.so.1") and with_numa.provides_version("libnuma.so.1", "libnuma_1.2")

@@ -38,8 +38,9 @@ def _with_urls(ctx: GateContext, side: Side, wheels: list[ClosureWheel], client)
 def _link(ctx: GateContext, side: Side, client):
     wheels = _with_urls(ctx, side, closure_of_lock(side.lock), client) if client else closure_of_lock(side.lock)
     python = str(side.lock.environment.get("python", "3.12"))
+    apt = tuple(side.target.toolchain.apt) if side.target is not None else ()
     return check_closure(wheels, lock_manifest(side.lock), client.http if client else None, python=python,
-                         fetch=client is not None)
+                         fetch=client is not None, apt=apt)
 
 
 def check_linkage(ctx: GateContext) -> Iterator[GateFinding]:
