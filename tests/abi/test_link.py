@@ -244,3 +244,18 @@ def test_a_matrix_apt_package_adds_its_libraries_to_the_system():
     assert not base.has("libnuma.so.1")
     with_numa = base.with_apt(("libnuma1", "git"))
     assert with_numa.has("libnuma.so.1") and with_numa.provides_version("libnuma.so.1", "libnuma_1.2")
+
+
+def test_loader_imports_add_an_undeclared_import_edge(wheels, tmp_path):
+    """A package that imports its provider without declaring it (torchaudio 2.11.0 and torch)."""
+    from envbuilder.abi.link import LinkPackage, link
+    from envbuilder.abi.loaders import Loader
+    from envbuilder.abi import systems
+    from envbuilder.abi.wheelscan import scan_local
+
+    c10, ext = scan_local(wheels["fakec10-1.0"]), scan_local(wheels["ext"])
+    packages = [LinkPackage("fakec10", "1.0", (), c10), LinkPackage("ext", "1.0", (), ext)]
+    system = systems.load("debian-12-slim")
+    assert not link(packages, system, ()).links("ext")
+    imports = Loader(package="ext", versions=">=1", imports=("fakec10",), source="https://example.invalid/")
+    assert link(packages, system, (imports,)).links("ext")
