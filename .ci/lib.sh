@@ -18,10 +18,12 @@ ci_long() {
     shift 2
     local start beat rc
     start=$(ci_now)
-    echo "[ci] ${label}: started (cold estimate ~$(ci_fmt "$estimate") on 2 cores; cached: seconds)"
+    echo "[ci] ${label}: started (estimate ~$(ci_fmt "$estimate") cold on 2 cores; less when cached)"
     (
         while sleep "${CI_HEARTBEAT_S:-30}" >/dev/null 2>&1 </dev/null; do
-            echo "[ci] ${label}: still running, $(ci_fmt $(($(ci_now) - start))) elapsed of ~$(ci_fmt "$estimate") estimated"
+            # leading newline: the step's own output (pytest's dots) may be mid-line
+            printf '\n[ci] %s: still running, %s elapsed of ~%s estimated\n' "$label" \
+                "$(ci_fmt $(($(ci_now) - start)))" "$(ci_fmt "$estimate")"
         done
     ) &
     beat=$!
