@@ -10,6 +10,7 @@ image: ask for the session fixture `cpu_image` and get a `CpuImage`:
   (the cache keeps every stage the change does not touch).
 - `cpu_image.envbuilder(*args)`: the real CLI in the image's project folder.
 - `cpu_image.token` / `.netrc` / `.ca_bundle`: the secrets the builds were given, to look for in layers.
+- `cpu_image.lock` / `.matrix`: the project's current lock and matrix; `.docker_lock`: /tmp/eb-docker.lock.
   The token is also the password in the index URL every lock and build uses (the default index with
   `ci-reader:TOKEN@` added: an index that ignores unasked-for basic auth), so a leak of index
   credentials anywhere in the image shows up as the token.
@@ -83,7 +84,7 @@ class CpuImage:
     netrc: Path
     index_url: str = ""  # the default index with ci-reader:TOKEN@ credentials
     first: BuiltImage = field(init=False)
-    lock_path: Path = DOCKER_LOCK
+    docker_lock: Path = DOCKER_LOCK  # the flock(1) file docker work on a shared machine runs under
 
     @property
     def matrix(self) -> Path:
