@@ -56,6 +56,20 @@ def venv_requirements(lock: Lock, origin: str) -> bytes:
     return requirements.render(selection.select(lock, skip_source_builds=True, origin=origin), origin).encode()
 
 
+def layer_files(plan: BuildPlan) -> dict[str, bytes]:
+    """One hashed requirements file per venv layer, naming only that layer's packages and nothing
+    lock-wide (no digest, no date): its bytes change only when its own packages do, so BuildKit
+    keeps the layer cached across every other bump."""
+    files = {}
+    for layer in plan.layers:
+        pins = plan.layer_index_packages(layer)
+        if pins:
+            lines = [f"# {layer.name}: installed with --no-deps --require-hashes; do not edit"]
+            lines += [line for p in pins for line in pin_lines(p, p.artifacts)]
+            files[f"requirements/layers/{layer.name}.txt"] = _text(lines)
+    return files
+
+
 def _fetch_files(build: SourceBuild) -> dict[str, bytes]:
     """A binary build fetches its sdist by hash with a stdlib script (see envbuilder.build.fetch)."""
     sdist = build.sdist
@@ -122,6 +136,7 @@ def context_files(plan: BuildPlan, dockerfile: str, matrices: dict[str, bytes]) 
     """Every file of the build context, by relative path."""
     files: dict[str, bytes] = {"Dockerfile": dockerfile.encode()}
     files["requirements/venv.txt"] = venv_requirements(plan.lock, f"locks/{plan.target}.lock.toml")
+    files.update(layer_files(plan))
     for build in plan.builds:
         files.update(stage_files(build))
     files["image/image.json"] = (json.dumps(plan.manifest(), indent=2, sort_keys=True) + "\n").encode()

@@ -134,11 +134,24 @@ def detect(kind: str | None = None, cli: str | None = None) -> Driver:
         "older than 23.0 (Debian's docker.io), and point --docker at it")
 
 
-def check_engine(driver: Driver) -> None:
+#: The first engine release whose built-in Dockerfile frontend knows `COPY --link` (BuildKit 0.11,
+#: Dockerfile 1.5); older engines need a `# syntax=` image from a registry for it.
+LINK_ENGINE_MAJOR = 23
+
+
+def check_engine(driver: Driver) -> str:
+    """The engine's version; Unreachable when none answers."""
     result = _run([driver.cli, "version", "--format", "{{.Server.Version}}"])
     if result.returncode != 0 or not result.stdout.strip():
         raise Unreachable(f"no docker engine answers {driver.cli} ({(result.stderr or '').strip()[:200]}); "
                           "start dockerd (or set DOCKER_HOST) and retry")
+    return result.stdout.strip()
+
+
+def supports_link(engine_version: str) -> bool:
+    """Whether this engine's own Dockerfile frontend parses `COPY --link` (probed, never assumed)."""
+    major = engine_version.split(".", 1)[0]
+    return major.isdigit() and int(major) >= LINK_ENGINE_MAJOR
 
 
 @dataclass(frozen=True)

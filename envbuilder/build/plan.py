@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from envbuilder.build.layers import Layer, plan_layers
 from envbuilder.errors import BadInput
 from envbuilder.lock.model import Artifact, Lock, LockedPackage
 from envbuilder.matrix import Target
@@ -112,6 +113,7 @@ class BuildPlan:
     serve_command: str | None
     matrix_files: tuple[str, ...]
     notes: tuple[str, ...]
+    layers: tuple[Layer, ...] = ()
 
     @property
     def python_bin(self) -> str:
@@ -134,6 +136,16 @@ class BuildPlan:
     @property
     def binary_builds(self) -> tuple[SourceBuild, ...]:
         return tuple(b for b in self.builds if b.product == "binary")
+
+    def layer_builds(self, layer: Layer) -> tuple[SourceBuild, ...]:
+        """The source-build stages whose wheels this layer installs (mounted, never copied)."""
+        names = {canonicalize_name(p.name) for p in layer.packages}
+        return tuple(b for b in self.wheel_builds if b.name in names)
+
+    @staticmethod
+    def layer_index_packages(layer: Layer) -> tuple[LockedPackage, ...]:
+        """The layer's packages installed from the index by hash (everything but source builds)."""
+        return tuple(p for p in layer.packages if p.build is None)
 
     @property
     def runtime_apt(self) -> tuple[str, ...]:
@@ -319,11 +331,25 @@ def make_plan(lock: Lock, target: Target, matrix_files: tuple[str, ...] = ()) ->
     if target.toolchain.runtime_image:
         notes.append("toolchain.runtime_image is not used: the final stage keeps the base toolkit "
                      "(FlashInfer JIT-compiles with nvcc at run time)")
+    layers = _layers(lock, target, builds)
     return BuildPlan(
         target=target.name, description=target.matrix.description, lock=lock, lock_digest=lock.digest,
         base_image=str(tc.get("base-image") or target.toolchain.base_image),
         base_pinned=bool(tc.get("base-image-pinned", target.toolchain.base_image_pinned)),
         python=_python(lock, target), apt=tuple(target.toolchain.apt), cuda=cuda, gpu_arch=arch,
         builds=tuple(builds), serve_command=_serve_command(target), matrix_files=matrix_files,
-        notes=tuple(notes),
+        notes=tuple(notes), layers=layers,
     )
+
+
+def _layers(lock: Lock, target: Target, builds: list[SourceBuild]) -> tuple[Layer, ...]:
+    """The venv's packages (index wheels and source-built wheels; binaries live in /usr/local/bin)."""
+    settings = target.matrix.layers
+    known = {canonicalize_name(p.name) for p in lock.packages}
+    for name in settings.assign:
+        if canonicalize_name(name) not in known:
+            where = target.origins.get(("layers", "assign", name), target.source_path)
+            raise BadInput(f"{where}: key 'layers.assign.{name}': {name!r} is not in the lock")
+    venv = [p for p in lock.packages if p.build is None]
+    venv += [b.package for b in builds if b.product == "wheel"]
+    return plan_layers(lock, venv, settings.assign, settings.max)

@@ -61,9 +61,10 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-def dockerfile(plan: BuildPlan) -> str:
+def dockerfile(plan: BuildPlan, link: bool = False) -> str:
+    """`link`: join the venv layers with `COPY --link` (an engine whose Dockerfile frontend has it)."""
     text = _environment().get_template(TEMPLATE).render(
-        plan=plan, venv=planmod.VENV, tool_venv=planmod.TOOL_VENV, pip_venv=planmod.PIP_VENV,
+        plan=plan, link=link, venv=planmod.VENV, tool_venv=planmod.TOOL_VENV, pip_venv=planmod.PIP_VENV,
         image_home=planmod.IMAGE_HOME, project_dir=planmod.PROJECT_DIR, manifest_path=planmod.MANIFEST_PATH,
         max_jobs_fallback=memory.shell_fallback(),
     )
@@ -84,10 +85,10 @@ def matrix_files(target: Target) -> dict[str, bytes]:
     return files
 
 
-def render(lock: Lock, target: Target) -> Rendered:
+def render(lock: Lock, target: Target, link: bool = False) -> Rendered:
     matrices = matrix_files(target)
     plan = make_plan(lock, target, tuple(sorted(matrices)))
-    text = dockerfile(plan)
+    text = dockerfile(plan, link)
     return Rendered(plan, text, context.context_files(plan, text, matrices))
 
 

@@ -34,6 +34,7 @@ class BuildOptions:
     max_jobs: int | None = None
     lock_file: Path | None = None
     context_dir: Path | None = None
+    layers: str = "auto"  # auto | chain | link
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ class BuildOutcome:
     driver: drv.Driver
     request: drv.BuildRequest
     result: drv.BuildResult
+    layer_mode: str = "chain"
 
     @property
     def tag(self) -> str:
@@ -110,15 +112,24 @@ def build_args(plan: BuildPlan, opts: BuildOptions) -> tuple[tuple[str, str], ..
     return tuple(args)
 
 
-def prepare(target: str, lock_file: Path | None = None) -> Rendered:
+def prepare(target: str, lock_file: Path | None = None, link: bool = False) -> Rendered:
     lock, tgt = load(target, lock_file)
-    return render(lock, tgt)
+    return render(lock, tgt, link)
+
+
+def layer_mode(wanted: str, engine_version: str | None) -> str:
+    """`link` where asked or where the engine's frontend has `COPY --link` (auto), else `chain`."""
+    if wanted not in ("auto", "chain", "link"):
+        raise BadInput(f"--layers {wanted!r}: expected auto, chain or link")
+    if wanted != "auto":
+        return wanted
+    return "link" if engine_version and drv.supports_link(engine_version) else "chain"
 
 
 def build(target: str, opts: BuildOptions, echo: Callable[[str], None] | None = None) -> BuildOutcome:
-    rendered = prepare(target, opts.lock_file)
     driver = drv.detect(opts.driver, opts.docker)
-    drv.check_engine(driver)
+    mode = layer_mode(opts.layers, drv.check_engine(driver))
+    rendered = prepare(target, opts.lock_file, link=mode == "link")
     if opts.stage is not None and opts.stage not in _stages(rendered):
         raise BadInput(f"--stage {opts.stage!r}: the Dockerfile has {', '.join(_stages(rendered))}")
     with ExitStack() as stack:
@@ -130,7 +141,7 @@ def build(target: str, opts: BuildOptions, echo: Callable[[str], None] | None = 
             build_args=build_args(rendered.plan, opts), secrets=secrets(opts.secrets, secret_dir), network=opts.network,
             no_cache=opts.no_cache)
         result = drv.run_build(driver, request, echo)
-    return BuildOutcome(rendered.plan, driver, request, result)
+    return BuildOutcome(rendered.plan, driver, request, result, mode)
 
 
 def _stages(rendered: Rendered) -> list[str]:

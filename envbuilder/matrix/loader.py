@@ -180,15 +180,15 @@ def load_matrix(file: Path) -> tuple[Matrix, dict[Path_, Origin]]:
         raise BadInput(f"{file}: {exc}") from None
 
 
-#: Matrix keys that are neither resolution nor image inputs: benchmark gates and evidence of runs.
-NOT_LOCK_INPUTS = {"smoke", "validated"}
+#: Matrix keys that are not resolution inputs: benchmark gates, evidence of runs, the image's layering.
+NOT_LOCK_INPUTS = {"smoke", "validated", "layers"}
 
 
 def matrix_digest(matrix: Matrix) -> str:
     """Digest of the merged, validated matrix: comments and layout changes do not stale a lock.
 
-    `smoke:` and `validated:` are left out: recording a run or tuning a gate must not make the lock
-    (and every image built from it) stale, since neither changes what is installed.
+    `smoke:`, `validated:` and `layers:` are left out: recording a run, tuning a gate or cutting the
+    image into other layers must not make the lock stale, since none changes what is installed.
     """
     data = matrix.model_dump(mode="json", by_alias=True, exclude=NOT_LOCK_INPUTS)
     canonical = json.dumps(data, sort_keys=True, separators=(",", ":"))

@@ -180,6 +180,14 @@ class Measured(StrictModel):
     _metric = field_validator("metric")(classmethod(lambda cls, v: check_metric(v)))
 
 
+class Layers(StrictModel):
+    """How the image splits the venv into layers (envbuilder.build.layers computes the default)."""
+
+    max: int = Field(default=7, ge=1, le=32)
+    assign: dict[str, Literal["native-libraries", "native-core", "native-consumers", "binaries",
+                              "source-built", "pure", "application"]] = Field(default_factory=dict)
+
+
 class Validated(StrictModel):
     """A configuration that ran on real hardware: what it measured, and with which profile (flags)."""
 
@@ -225,6 +233,7 @@ class Matrix(StrictModel):
     serve: ServeProfile | None = None
     smoke: SmokeProfile | None = None
     validated: tuple[Validated, ...] = ()
+    layers: Layers = Layers()
 
     @field_validator("packages", mode="before")
     @classmethod

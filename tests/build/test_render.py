@@ -56,8 +56,10 @@ def test_blackwell_dockerfile_encodes_the_cuda_gotchas(project: Path) -> None:
     assert 'ENV NVCC_THREADS="4"' in fa
     assert "export MAX_JOBS=\"${MAX_JOBS:-$(awk" in fa and "/proc/meminfo" in fa
     assert "--no-build-isolation" in fa and "--require-hashes" in fa
-    python = stage_text(text, "python")
-    assert "--require-hashes" in python and "--no-deps" in python
+    for stage in ("layer-1-native-libraries", "layer-2-native-core", "layer-7-application"):
+        layer = stage_text(text, stage)
+        assert "--require-hashes" in layer and "--no-deps" in layer
+    assert "--no-index /mnt/build-flash-attn/*.whl" in stage_text(text, "layer-5-source-built")
     runtime = stage_text(text, "runtime")
     assert "ENV CUDA_HOME=/usr/local/cuda-12.8" in runtime
     assert 'RUN "$CUDA_HOME/bin/nvcc" --version' in runtime  # FlashInfer JIT needs nvcc at run time
@@ -76,6 +78,9 @@ def test_source_build_stage_sees_only_its_abi_inputs(project: Path) -> None:
            {k: v for k, v in after.files.items() if k.startswith(stage)}
     assert stage_text(before.dockerfile, "build-flash-attn") == stage_text(after.dockerfile, "build-flash-attn")
     assert before.files["requirements/venv.txt"] != after.files["requirements/venv.txt"]
+    changed = {k for k in before.files.keys() | after.files.keys() if k.startswith("requirements/layers/")
+               and before.files.get(k) != after.files.get(k)}
+    assert changed == {"requirements/layers/layer-6-pure.txt"}  # transformers is pure: one layer moves
     inputs = before.files[stage + "inputs.txt"].decode()
     assert "torch==2.9.1" in inputs and "nvidia-cublas-cu12==12.8.4.1" in inputs and "transformers" not in inputs
     torch_bumped = render(bump(lock, "torch", "2.9.2"), target)
