@@ -21,6 +21,13 @@ def stage_text(dockerfile: str, stage: str) -> str:
     return match[0]
 
 
+def layer_stage(dockerfile: str, group: str) -> str:
+    """The stage of the venv layer holding `group` (its number depends on which groups are filled)."""
+    match = re.search(rf"^FROM \S+ AS (layer-\d+-{re.escape(group)})$", dockerfile, re.M)
+    assert match, f"no layer {group}"
+    return stage_text(dockerfile, match[1])
+
+
 def test_same_lock_renders_byte_identical(project: Path, tmp_path: Path) -> None:
     first = write_context(render(*load("blackwell-sm120")), tmp_path / "a")
     second = write_context(render(*load("blackwell-sm120")), tmp_path / "b")
@@ -56,10 +63,12 @@ def test_blackwell_dockerfile_encodes_the_cuda_gotchas(project: Path) -> None:
     assert 'ENV NVCC_THREADS="4"' in fa
     assert "export MAX_JOBS=\"${MAX_JOBS:-$(awk" in fa and "/proc/meminfo" in fa
     assert "--no-build-isolation" in fa and "--require-hashes" in fa
-    for stage in ("layer-1-native-libraries", "layer-2-native-core", "layer-7-application"):
+    layers = re.findall(r"^FROM installer AS (layer-\S+)$", text, re.M)
+    assert len(layers) >= 3
+    for stage in layers:
         layer = stage_text(text, stage)
-        assert "--require-hashes" in layer and "--no-deps" in layer
-    assert "--no-index /mnt/build-flash-attn/*.whl" in stage_text(text, "layer-5-source-built")
+        assert ("--require-hashes" in layer or "--no-index" in layer) and "--no-deps" in layer
+    assert "--no-index \\\n      /mnt/build-flash-attn/*.whl" in layer_stage(text, "source-built")
     runtime = stage_text(text, "runtime")
     assert "ENV CUDA_HOME=/usr/local/cuda-12.8" in runtime
     assert 'RUN "$CUDA_HOME/bin/nvcc" --version' in runtime  # FlashInfer JIT needs nvcc at run time
@@ -80,7 +89,7 @@ def test_source_build_stage_sees_only_its_abi_inputs(project: Path) -> None:
     assert before.files["requirements/venv.txt"] != after.files["requirements/venv.txt"]
     changed = {k for k in before.files.keys() | after.files.keys() if k.startswith("requirements/layers/")
                and before.files.get(k) != after.files.get(k)}
-    assert changed == {"requirements/layers/layer-6-pure.txt"}  # transformers is pure: one layer moves
+    assert len(changed) == 1 and changed.pop().endswith("-pure.txt")  # transformers is pure: one layer moves
     inputs = before.files[stage + "inputs.txt"].decode()
     assert "torch==2.9.1" in inputs and "nvidia-cublas-cu12==12.8.4.1" in inputs and "transformers" not in inputs
     torch_bumped = render(bump(lock, "torch", "2.9.2"), target)
