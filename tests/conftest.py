@@ -25,14 +25,19 @@ def in_ci() -> bool:
     return os.environ.get("ENVBUILDER_CI", "") not in ("", "0")
 
 
+def _absent(name: str, how: str) -> str:
+    return f"{name} is not available: {how}"
+
+
 def require_tool(name: str, available: object, how: str) -> None:
     """Skip (locally) or fail (ENVBUILDER_CI=1) the running test when `name` is not available.
 
     `available` is anything truthy when the tool is there (a path, a bool); `how` says how to get it.
     """
+    __tracebackhide__ = True  # the skip/fail is reported at the caller's line
     if available:
         return
-    message = f"{name} is not available: {how}"
+    message = _absent(name, how)
     if in_ci():
         pytest.fail(f"ENVBUILDER_CI=1 and {message}", pytrace=False)
     pytest.skip(message)
@@ -45,6 +50,16 @@ def needs_tool(name: str, available: object, how: str) -> pytest.MarkDecorator:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "needs_tool(name, available, how): see tests/conftest.py require_tool")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Locally, an absent tool's mark becomes a plain skip mark: reported at the test's own line."""
+    if in_ci():
+        return
+    for item in items:
+        absent = [m for m in item.iter_markers("needs_tool") if not m.kwargs["available"]]
+        if absent:
+            item.add_marker(pytest.mark.skip(reason=_absent(absent[0].kwargs["name"], absent[0].kwargs["how"])))
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
