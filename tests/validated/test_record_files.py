@@ -194,3 +194,21 @@ def test_image_identity_comes_from_the_engine() -> None:
     assert image.lock_digest is None and image.reference == BASE  # not an envbuilder image: no lock label
     with pytest.raises(BadInput, match="not in the local engine"):
         image_from_engine("envbuilder-test/absent:never")
+
+
+def test_record_refuses_before_the_run_what_it_cannot_record_honestly(project: Path, tmp_path: Path) -> None:
+    shutil.copytree(REPO / "locks", project / "locks")
+    remote = envbuilder(project, "smoke", "--endpoint", "http://192.0.2.1:8080", "--target", "cpu-llamacpp",
+                        "--record")
+    assert remote.returncode == 2 and "not on this host" in remote.stderr
+    inside = subprocess.run([sys.executable, "-m", "envbuilder", "serve", "cpu-llamacpp", "--smoke", "--record"],
+                            capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                            env={**os.environ, "ENVBUILDER_ROOT": str(project), "ENVBUILDER_IMAGE_MANIFEST": "/m.json",
+                                 "ENVBUILDER_LOCK_DIGEST": DIGEST})
+    assert inside.returncode == 2 and "would vanish with the container" in inside.stderr
+    no_smoke = envbuilder(project, "serve", "cpu-llamacpp", "--record")
+    assert no_smoke.returncode == 2 and "add --smoke" in no_smoke.stderr
+    bad_env = subprocess.run([sys.executable, "-m", "envbuilder", "serve", "cpu-llamacpp", "--smoke", "--record"],
+                             capture_output=True, text=True, cwd=project, timeout=120,
+                             env={**os.environ, "ENVBUILDER_ROOT": str(project), "ENVBUILDER_IMAGE_DIGEST": "latest"})
+    assert bad_env.returncode == 2 and "ENVBUILDER_IMAGE_DIGEST" in bad_env.stderr
