@@ -60,6 +60,9 @@ def loads(text: str, origin: str = "<lock>") -> Lock:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         line = getattr(exc, "lineno", None)
+        if line is None:  # Python < 3.14: the line is only in the message, "(at line 12, column 9)"
+            found = re.search(r"\(at line (\d+), column \d+\)", str(exc))
+            line = int(found.group(1)) if found else (text.count("\n") + 1 if "end of document" in str(exc) else None)
         raise BadLock(origin, f"not a valid lock file: {exc}", line) from None
     version = data.get("lock-version")
     if type(version) is not int or version != LOCK_VERSION:

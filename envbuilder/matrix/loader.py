@@ -45,11 +45,15 @@ def _check_nodes(file: Path, root: Any) -> None:
     once per node (memoised), so the check itself stays linear in the file.
     """
     sizes: dict[int, int] = {}
+    open_: set[int] = set()  # nodes whose children are being counted: meeting one again is a cycle
     stack: list[tuple[Any, bool]] = [(root, False)]
     while stack:
         node, children_done = stack.pop()
         if id(node) in sizes:
             continue
+        if not children_done and id(node) in open_:
+            raise BadInput(f"{file}:{node.start_mark.line + 1}: a YAML alias refers to a value that contains it "
+                           "(a recursive structure): a matrix never needs one")
         tag = _tag(node)
         if tag not in _CORE_TAGS:
             line = node.start_mark.line + 1
@@ -59,9 +63,11 @@ def _check_nodes(file: Path, root: Any) -> None:
         children = ([c for pair in value for c in pair] if isinstance(value, list) and value
                     and isinstance(value[0], tuple) else value if isinstance(value, list) else [])
         if not children_done and children:
+            open_.add(id(node))
             stack.append((node, True))
             stack.extend((c, False) for c in children if id(c) not in sizes)
             continue
+        open_.discard(id(node))
         sizes[id(node)] = total = 1 + sum(sizes.get(id(c), 1) for c in children)
         if total > MAX_EXPANDED_NODES:
             raise BadInput(f"{file}:{node.start_mark.line + 1}: YAML aliases expand to more than "

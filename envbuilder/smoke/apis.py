@@ -39,11 +39,30 @@ class ChunkReader(Protocol):
     def __call__(self, chunk: dict[str, Any]) -> Piece: ...
 
 
+class ChunkShapeError(ValueError):
+    """A JSON chunk whose fields have the wrong types (`choices` a string, `text` a number...)."""
+
+
+def _count(value: Any) -> int | None:
+    """A token count as servers send it: a non-negative int (not a bool, not "12"); anything else: unknown."""
+    return value if type(value) is int and 0 <= value < 1 << 40 else None
+
+
+def _shaped(value: Any, kind: type, what: str) -> Any:
+    if value is not None and not isinstance(value, kind):
+        raise ChunkShapeError(f"{what} is {type(value).__name__}, not {kind.__name__}")
+    return value
+
+
 def _usage(chunk: dict[str, Any]) -> tuple[int | None, int | None]:
     usage = chunk.get("usage")
     if not isinstance(usage, dict):
         return None, None
-    return usage.get("prompt_tokens"), usage.get("completion_tokens")
+    return _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
+
+
+def _finish(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
 
 
 def _error(chunk: dict[str, Any]) -> str | None:
@@ -75,17 +94,18 @@ class _OpenAIReader:
         if (err := _error(chunk)) is not None:
             return Piece(error=err)
         prompt, completion = _usage(chunk)
-        choices = chunk.get("choices") or []
+        choices = _shaped(chunk.get("choices"), list, "choices") or []
         if not choices:
             return Piece(prompt_tokens=prompt, completion_tokens=completion)
-        choice = choices[0]
+        choice = _shaped(choices[0], dict, "choices[0]") or {}
         if self.chat:
-            delta = choice.get("delta") or {}
+            delta = _shaped(choice.get("delta"), dict, "choices[0].delta") or {}
             # Reasoning models (GLM-5 with a reasoning parser) stream thoughts as reasoning_content.
-            text = (delta.get("content") or "") + (delta.get("reasoning_content") or "")
+            text = ((_shaped(delta.get("content"), str, "delta.content") or "")
+                    + (_shaped(delta.get("reasoning_content"), str, "delta.reasoning_content") or ""))
         else:
-            text = choice.get("text") or ""
-        return Piece(text=text, finish_reason=choice.get("finish_reason"),
+            text = _shaped(choice.get("text"), str, "choices[0].text") or ""
+        return Piece(text=text, finish_reason=_finish(choice.get("finish_reason")),
                      prompt_tokens=prompt, completion_tokens=completion)
 
 
@@ -121,14 +141,14 @@ class _GenerateReader:
     def __call__(self, chunk: dict[str, Any]) -> Piece:
         if (err := _error(chunk)) is not None:
             return Piece(error=err)
-        text = chunk.get("text") or ""
+        text = _shaped(chunk.get("text"), str, "text") or ""
         delta, self.seen = text[self.seen:], max(self.seen, len(text))
-        meta = chunk.get("meta_info") or {}
+        meta = _shaped(chunk.get("meta_info"), dict, "meta_info") or {}
         finish = meta.get("finish_reason")
         if isinstance(finish, dict):
             finish = finish.get("type")
-        return Piece(text=delta, finish_reason=finish, prompt_tokens=meta.get("prompt_tokens"),
-                     completion_tokens=meta.get("completion_tokens"))
+        return Piece(text=delta, finish_reason=_finish(finish), prompt_tokens=_count(meta.get("prompt_tokens")),
+                     completion_tokens=_count(meta.get("completion_tokens")))
 
 
 class Generate:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from envbuilder.smoke.apis import Api
+from envbuilder.smoke.apis import Api, ChunkShapeError
 from envbuilder.smoke.client import Exchange
 from envbuilder.smoke.sse import parse_events
 
@@ -79,7 +79,10 @@ def to_result(ex: Exchange, api: Api) -> RequestResult:
             return _fail(ex, "malformed", f"stream chunk is not JSON: {event.data[:120]!r}")
         if not isinstance(chunk, dict):
             return _fail(ex, "malformed", f"stream chunk is not a JSON object: {event.data[:120]!r}")
-        piece = read(chunk)
+        try:
+            piece = read(chunk)
+        except ChunkShapeError as exc:
+            return _fail(ex, "malformed", f"stream chunk has the wrong shape ({exc}): {event.data[:120]!r}")
         if piece.error is not None:
             return _fail(ex, "stream-error", f"server reported an error mid-stream: {piece.error[:300]}")
         prompt = piece.prompt_tokens if piece.prompt_tokens is not None else prompt
