@@ -16,7 +16,9 @@ and metadata are immutable by hash and cached forever.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
+import json
 import math
 import os
 import re
@@ -38,12 +40,13 @@ from envbuilder.index.distmeta import (
     MetadataNotFound,
     read_sdist_pkg_info,
     read_wheel_metadata,
-    static_sdist_metadata,
 )
 from envbuilder.index.errors import RECOVERY_HINT, HashMismatch, MissingFromCache, RangeNotSupported
 from envbuilder.index.http import DEFAULT_DEADLINE, Http, IndexAuth, redact, strip_credentials
 from envbuilder.index.models import CoreMetadata, FileInfo
 from envbuilder.index.rangefile import RangeFile
+from envbuilder.index.sourcemeta import SourceMetadata, sdist_metadata
+from envbuilder.index.sourcemeta import cache_key as source_cache_key
 from envbuilder.index.simple import (
     ACCEPT,
     PageError,
@@ -255,6 +258,8 @@ class IndexClient:
 
     # -- metadata -------------------------------------------------------------------
     def _load_metadata(self, file: FileInfo) -> CoreMetadata:
+        if file.kind == "sdist":
+            return self._load_sdist_metadata(file)
         data = self.cache.read_metadata(file.sha256) if file.sha256 else None
         source = "cache"
         if data is None:
@@ -264,9 +269,41 @@ class IndexClient:
         with self._lock:
             self.metadata_sources[source] += 1
         try:
-            meta = static_sdist_metadata(data, file.filename) if file.kind == "sdist" else CoreMetadata.parse(data)
+            meta = CoreMetadata.parse(data)
         except ValueError as exc:
             raise Unreachable(f"{file.filename}: unreadable core metadata ({exc}); {RECOVERY_HINT}") from exc
+        _check_identity(file, meta)
+        return meta
+
+    def _load_sdist_metadata(self, file: FileInfo) -> CoreMetadata:
+        """PKG-INFO (PEP 643), pyproject.toml (PEP 621) or the build backend; cached by sdist sha256."""
+        key = source_cache_key(file.sha256) if file.sha256 else None
+        cached = self.cache.read_metadata(key) if key else None
+        source = "cache"
+        if cached is not None:
+            try:
+                found = SourceMetadata(**json.loads(cached))
+            except (ValueError, TypeError):
+                found = None
+        else:
+            found = None
+        if found is None:
+            version = str(file.version_or_none or "")
+            try:
+                found = sdist_metadata(self.download(file), file.project, file.filename, version,
+                                       self.index_url(file.index))
+            except MetadataNotFound as exc:
+                raise Unreachable(f"{exc}; give static metadata for {file.project} in the matrix") from exc
+            source = f"sdist-{found.origin}"
+            if key:
+                self.cache.write_metadata(key, json.dumps(dataclasses.asdict(found)).encode(), source)
+        with self._lock:
+            self.metadata_sources[source] += 1
+        try:
+            meta = CoreMetadata.parse(found.text)
+        except ValueError as exc:
+            raise Unreachable(f"{file.filename}: unreadable core metadata ({exc}); {RECOVERY_HINT}") from exc
+        meta = dataclasses.replace(meta, origin=found.origin, build_python=found.python)
         _check_identity(file, meta)
         return meta
 

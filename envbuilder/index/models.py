@@ -131,6 +131,10 @@ class CoreMetadata:
     provides_extra: tuple[str, ...] = ()
     metadata_version: str | None = None
     dynamic: tuple[str, ...] = ()
+    # for an sdist: the route its dependencies were read by (envbuilder.index.sourcemeta), and the
+    # Python a build backend ran under when that route was "backend"
+    origin: str | None = None
+    build_python: str | None = None
 
     @property
     def project(self) -> NormalizedName:

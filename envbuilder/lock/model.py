@@ -308,6 +308,12 @@ class LockedPackage:
     build: BuildRecipe | None = None
     facets: Facets | None = None
     overridden: tuple[Text, ...] = ()  # what dependents asked before a matrix override replaced it
+    # a source's dependencies: read from "matrix" (its `metadata:` override), "pkg-info" (PEP 643),
+    # "pyproject" (PEP 621) or "backend" (PEP 517 prepare_metadata) -- see envbuilder.index.sourcemeta
+    metadata_from: Annotated[Literal["matrix", "pkg-info", "pyproject", "backend"] | None,
+                             Field(alias="metadata-from")] = None
+    # the Python a build backend ran under to read them, recorded only when it is not the target's
+    metadata_python: Annotated[MajorMinor | None, Field(alias="metadata-python")] = None
 
     @property
     def is_binary(self) -> bool:
@@ -325,6 +331,10 @@ class LockedPackage:
             out["dependencies"] = sorted(self.dependencies)
         if self.overridden:
             out["overridden"] = sorted(self.overridden)
+        if self.metadata_from is not None:
+            out["metadata-from"] = self.metadata_from
+        if self.metadata_python is not None:
+            out["metadata-python"] = self.metadata_python
         if self.build is not None:
             out["build"] = self.build.to_dict()
         if self.facets is not None:
@@ -342,6 +352,7 @@ class LockedPackage:
             build=BuildRecipe.from_dict(d["build"]) if "build" in d else None,
             facets=Facets.from_dict(d["facets"]) if "facets" in d else None,
             overridden=tuple(d.get("overridden", ())),
+            metadata_from=d.get("metadata-from"), metadata_python=d.get("metadata-python"),
         )
 
 

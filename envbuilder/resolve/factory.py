@@ -53,6 +53,9 @@ class Factory:
         self.no_wheel: dict[tuple[NormalizedName, Version], str] = {}  # why an sdist is the only candidate
         # (candidate key, version) -> its requirements; every candidate tried, not only the pinned
         self.edges: dict[tuple[str, Version], list[Req]] = {}
+        # (name, version) -> where a source's dependencies came from: "matrix", "pkg-info", "pyproject",
+        # "git-pyproject" or "backend", and the Python a backend ran under
+        self.origins: dict[tuple[NormalizedName, Version], tuple[str, str | None]] = {}
         self._with_extras: dict[tuple[int, frozenset[str]], Candidate] = {}
         self._python = self.env.markers["python_full_version"]
 
@@ -104,11 +107,12 @@ class Factory:
     def _metadata(self, candidate: Candidate) -> CoreMetadata:
         spec = self.specs.get(candidate.name)
         if spec is not None and spec.metadata is not None and candidate.kind in ("sdist", "git"):
+            self.origins[(candidate.name, candidate.version)] = ("matrix", None)
             return CoreMetadata(str(candidate.name), str(candidate.version), spec.metadata.requires_dist,
                                 spec.metadata.requires_python)
         assert candidate.file is not None
         try:
-            return self.finder.metadata(candidate.file)
+            meta = self.finder.metadata(candidate.file)
         except DynamicMetadata as exc:
             why = self.no_wheel.get((candidate.name, candidate.version))
             if why is None:
@@ -118,6 +122,9 @@ class Factory:
                 f"Its sdist is all that is left, and building it is not the fix: if the target's glibc is newer, "
                 f"correct platform.libc; else pin {candidate.name} to a version with a wheel for it. (To build "
                 f"it from source anyway: {exc})") from None
+        if meta.origin is not None:
+            self.origins[(candidate.name, candidate.version)] = (meta.origin, meta.build_python)
+        return meta
 
     def prefetch(self, deps: list[Req]) -> None:
         prefetch = getattr(self.finder, "prefetch", None)

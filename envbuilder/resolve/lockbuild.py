@@ -88,7 +88,19 @@ def _package(resolution: Resolution, candidate: Candidate, knowledge: kb.Knowled
                            build_cuda=recipe.cuda if recipe else None,
                            sha256=candidate.file.sha256 if candidate.file else None),
         overridden=_overridden(resolution, candidate),
+        **_metadata_origin(resolution, candidate),
     )
+
+
+def _metadata_origin(resolution: Resolution, candidate: Candidate) -> dict[str, str]:
+    """Where a source's dependencies came from; the backend's Python when it is not the target's."""
+    if candidate.kind == "wheel" or (candidate.name, candidate.version) not in resolution.origins:
+        return {}
+    origin, python = resolution.origins[(candidate.name, candidate.version)]
+    out = {"metadata_from": origin}
+    if python is not None and python != resolution.target.platform.python:
+        out["metadata_python"] = python
+    return out
 
 
 def _overridden(resolution: Resolution, candidate: Candidate) -> tuple[str, ...]:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping
 
 from packaging.utils import NormalizedName
+from packaging.version import Version
 from resolvelib import BaseReporter, Resolver
 from resolvelib.resolvers import ResolutionImpossible, ResolutionTooDeep
 
@@ -26,6 +27,7 @@ class Resolution:
     pins: dict[NormalizedName, Candidate]  # base candidates, one per project
     edges: dict[str, list[Req]]  # pinned candidate key -> its dependency requirements
     rejected: dict[NormalizedName, list[str]]
+    origins: dict[tuple[NormalizedName, Version], tuple[str, str | None]] = field(default_factory=dict)
 
 
 def resolve(target: Target, finder: Finder, hook: ResolverHook,
@@ -44,7 +46,7 @@ def resolve(target: Target, finder: Finder, hook: ResolverHook,
     pins = {c.name: c for c in result.mapping.values() if not c.extras}
     # only the pinned candidates' requirements: backtracking tried (and recorded) others
     edges = {key: factory.edges[(key, c.version)] for key, c in result.mapping.items()}
-    return Resolution(target, pins, edges, dict(factory.rejected))
+    return Resolution(target, pins, edges, dict(factory.rejected), dict(factory.origins))
 
 
 def explain_conflict(target: str, causes: list, factory: Factory) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from envbuilder.index.sourcemeta import cache_key
+
 import json
 import subprocess
 import sys
@@ -61,7 +63,7 @@ def test_corrupted_entries_are_dropped_and_refetched(index_server: IndexServer, 
     with _client(index_server, index_cache) as client:
         sdist = next(f for f in client.files("demo") if f.kind == "sdist")
         downloaded = client.download(sdist)
-    entries = [index_cache.page_path(index_server.url, "demo"), index_cache.metadata_path(sdist.sha256), downloaded]
+    entries = [index_cache.page_path(index_server.url, "demo"), index_cache.metadata_path(cache_key(sdist.sha256)), downloaded]
     for path in entries:
         data = path.read_bytes()
         path.write_bytes({"truncate": data[: len(data) // 2], "flip": data[:-1] + bytes([data[-1] ^ 1]),

@@ -40,6 +40,9 @@ def test_lock_cpu_llamacpp_against_the_live_index(live_project: Project):
     assert llama.version == "0.3.36"
     (sdist,) = llama.artifacts
     assert sdist.kind == "sdist" and sdist.filename == "llama_cpp_python-0.3.36.tar.gz"
+    # no hand-copied `metadata:` in the matrix: the sdist's pyproject.toml [project] table says it
+    assert llama.metadata_from == "pyproject"
+    assert set(llama.dependencies) == {"diskcache>=5.6.1", "jinja2>=2.11.3", "numpy>=1.20.0", "typing-extensions>=4.5.0"}
     assert llama.build is not None and llama.build.inputs_digest.startswith("sha256:")
     assert "CMAKE_ARGS" in llama.build.env
     assert {"numpy", "jinja2", "diskcache", "typing-extensions", "gguf"} <= {p.name for p in lock.packages}

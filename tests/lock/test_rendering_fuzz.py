@@ -140,6 +140,7 @@ def base(index_server, index_client, tmp_path: Path) -> tuple[dict, object, dict
         packages=(
             LockedPackage("alpha", "1.0", Source(index="pypi"), (replace(art(alpha), linkage="sha256:" + "6" * 64),), ("beta>=2; python_version >= '3'",),
                           requested="==1.0", marker="python_version >= '3'", overridden=("x 1.0: alpha<1",),
+                          metadata_from="backend", metadata_python="3.12",
                           facets=Facets(torch="2.9", cuda="12.8", cxx11_abi=True, python_abi="cp311",
                                         sass=("sm_120",), ptx=("compute_120",), evidence="wheel-name")),
             LockedPackage("beta", "2.0", Source(index="pypi"), tuple(art(d) for d in beta)),

@@ -32,4 +32,4 @@ def test_sdist_only_package_keeps_the_static_metadata_advice(project, default_in
     project.write_matrix("sdist-only", {"slow": "==1.0"}, python="3.11", libc="glibc_2.36")
     result = project.run("lock", "sdist-only")
     assert result.rc == 2
-    assert "give them as static metadata in the matrix" in result.err and "no wheel" not in result.err
+    assert "static metadata for it in the matrix" in result.err and "no wheel" not in result.err

@@ -1,0 +1,233 @@
+"""An sdist's dependencies read from the source itself, the way pip and uv find them.
+
+Three routes, cheapest first:
+
+1. PEP 643: PKG-INFO at Metadata-Version 2.2+ is authoritative for every field not marked Dynamic.
+2. PEP 621: a static `[project]` table in the sdist's pyproject.toml whose `dependencies` (and
+   `optional-dependencies`) are not listed in `dynamic` says what a build would say.
+3. The build backend's `prepare_metadata_for_build_wheel` (PEP 517), run in an isolated build
+   environment whose requirements come from the same index. This runs the project's build code, as
+   `pip install` does; the markers it writes are kept, so they are evaluated later for the target,
+   but a setup.py that branches on the running Python answers for the Python at hand: the route
+   records that Python so the lock can say when it differs from the target's.
+
+The result is one core-metadata text plus where it came from (`origin`); the index client caches it
+by the sdist's sha256, so each sdist is read (or built) once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import tarfile
+import subprocess
+import tempfile
+import threading
+import tomllib
+import zipfile
+from dataclasses import dataclass
+from email.message import Message
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from envbuilder.errors import BadInput, Unreachable
+from envbuilder.index.errors import DynamicMetadata
+from envbuilder.index.distmeta import MetadataNotFound, read_sdist_pkg_info
+from envbuilder.index.models import CoreMetadata
+
+_ENV_LOCK = threading.Lock()  # backend runs set PIP_INDEX_URL in os.environ: one at a time
+BUILD_PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+@dataclass(frozen=True)
+class SourceMetadata:
+    """Core metadata text and its route: "pkg-info", "pyproject" or "backend" (built with `python`)."""
+
+    text: str
+    origin: str
+    python: str | None = None
+
+
+def cache_key(sdist_sha256: str) -> str:
+    """The metadata-cache key of an sdist's source metadata (apart from raw PKG-INFO entries)."""
+    return hashlib.sha256(f"source-metadata-v1:{sdist_sha256}".encode()).hexdigest()
+
+
+def is_static_pkg_info(meta: CoreMetadata) -> bool:
+    """PEP 643: Metadata-Version 2.2+ and Requires-Dist not Dynamic."""
+    parts = (meta.metadata_version or "1.0").split(".")
+    try:
+        new_enough = (int(parts[0]), int(parts[1]) if len(parts) > 1 else 0) >= (2, 2)
+    except ValueError:
+        new_enough = False
+    return new_enough and "requires-dist" not in meta.dynamic
+
+
+def core_metadata_text(name: str, version: str, requires_dist: list[str], requires_python: str | None,
+                       extras: list[str]) -> str:
+    """A Metadata-Version 2.2 text with only what resolution reads (no Dynamic: it is final)."""
+    msg = Message()
+    msg["Metadata-Version"] = "2.2"
+    msg["Name"] = name
+    msg["Version"] = version
+    if requires_python:
+        msg["Requires-Python"] = requires_python
+    for extra in extras:
+        msg["Provides-Extra"] = extra
+    for req in requires_dist:
+        msg["Requires-Dist"] = req
+    return msg.as_string()
+
+
+def pep621_metadata(pyproject: bytes, name: str, version: str, where: str) -> str | None:
+    """Core metadata from a static `[project]` table; None when its dependencies are dynamic.
+
+    `version` is the one the artifact states (an sdist's file name, a git source's matrix pin): a
+    dynamic version does not make the dependencies dynamic.
+    """
+    try:
+        data = tomllib.loads(pyproject.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise BadInput(f"{where}: pyproject.toml is not valid TOML: {exc}") from None
+    project = data.get("project")
+    if not isinstance(project, dict):
+        return None
+    dynamic = project.get("dynamic", [])
+    if not isinstance(dynamic, list) or {"dependencies", "optional-dependencies"} & set(dynamic):
+        return None
+    declared = project.get("name")
+    if not isinstance(declared, str) or canonicalize_name(declared) != canonicalize_name(name):
+        raise BadInput(f"{where}: pyproject.toml [project] name is {declared!r}, expected {name!r}")
+    requires = _requirements(project.get("dependencies", []), where, "dependencies")
+    optional = project.get("optional-dependencies", {})
+    if not isinstance(optional, dict):
+        raise BadInput(f"{where}: pyproject.toml [project] optional-dependencies is not a table")
+    extras = []
+    for extra, reqs in optional.items():
+        extra_name = canonicalize_name(str(extra))
+        extras.append(extra_name)
+        for req in _requirements(reqs, where, f"optional-dependencies.{extra}"):
+            parsed = Requirement(req)
+            marker = f"({parsed.marker}) and " if parsed.marker else ""
+            parsed.marker = None
+            requires.append(f'{parsed}; {marker}extra == "{extra_name}"')
+    python = project.get("requires-python")
+    if python is not None and not isinstance(python, str):
+        raise BadInput(f"{where}: pyproject.toml [project] requires-python is not a string")
+    return core_metadata_text(declared, version, requires, python, extras)
+
+
+def _requirements(value: Any, where: str, key: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise BadInput(f"{where}: pyproject.toml [project] {key} is not a list of strings")
+    for text in value:
+        try:
+            Requirement(text)
+        except InvalidRequirement as exc:
+            raise BadInput(f"{where}: pyproject.toml [project] {key}: invalid requirement {text!r}: {exc}") from None
+    return list(value)
+
+
+def sdist_metadata(path: Path, project: str, filename: str, version: str, index_url: str | None) -> SourceMetadata:
+    """The sdist's metadata by the first route that answers (module docstring)."""
+    pkg_info = read_sdist_pkg_info(path, project, filename)
+    try:
+        meta = CoreMetadata.parse(pkg_info)
+    except ValueError:
+        meta = None
+    if meta is not None and is_static_pkg_info(meta):
+        return SourceMetadata(pkg_info.decode("utf-8", "replace"), "pkg-info")
+    pyproject = _read_member(path, filename, "pyproject.toml")
+    if pyproject is not None:
+        text = pep621_metadata(pyproject, project, version, filename)
+        if text is not None:
+            return SourceMetadata(text, "pyproject")
+    built = backend_metadata(path, filename, index_url)
+    described = CoreMetadata.parse(built)
+    if canonicalize_name(described.name) != canonicalize_name(project):
+        raise DynamicMetadata(f"{filename}: its build backend describes {described.name} {described.version}, "
+                              f"not {project}; give static metadata for it in the matrix "
+                              "(`metadata: {requires_dist: [...]}`)")
+    return SourceMetadata(built, "backend", BUILD_PYTHON)
+
+
+def _read_member(path: Path, filename: str, name: str) -> bytes | None:
+    """`<top>/<name>` from the sdist, None if absent."""
+    try:
+        if filename.endswith(".zip"):
+            with zipfile.ZipFile(path) as zf:
+                hits = [n for n in zf.namelist() if len(PurePosixPath(n).parts) == 2 and n.endswith("/" + name)]
+                return zf.read(hits[0]) if len(hits) == 1 else None
+        with tarfile.open(path, "r:*") as tf:
+            hits = [m for m in tf.getmembers() if len(PurePosixPath(m.name).parts) == 2
+                    and m.name.endswith("/" + name) and m.isfile()]
+            handle = tf.extractfile(hits[0]) if len(hits) == 1 else None
+            return handle.read() if handle is not None else None
+    except (zipfile.BadZipFile, tarfile.TarError, OSError, EOFError) as exc:
+        raise MetadataNotFound(f"{filename}: cannot read the sdist: {exc}") from exc
+
+
+def backend_metadata(path: Path, filename: str, index_url: str | None) -> str:
+    """METADATA from the build backend's `prepare_metadata_for_build_wheel`, in an isolated env."""
+    try:
+        from build import BuildBackendException, ProjectBuilder
+        from build.env import DefaultIsolatedEnv
+    except ImportError as exc:  # pragma: no cover - `build` is a dependency
+        raise Unreachable(f"the `build` package is missing ({exc}): reinstall envbuilder") from None
+    with _ENV_LOCK, tempfile.TemporaryDirectory(prefix="envbuilder-meta-") as tmp:
+        source = _extract(path, filename, Path(tmp) / "src")
+        if not (source / "pyproject.toml").is_file() and not (source / "setup.py").is_file():
+            raise DynamicMetadata(f"{filename}: its dependencies are only known by building it (PKG-INFO is "
+                                  "older than Metadata 2.2 or marks them Dynamic), and it has neither "
+                                  "pyproject.toml nor setup.py to build; give static metadata for it in the "
+                                  "matrix (`metadata: {requires_dist: [...]}`)")
+        saved = {k: os.environ.get(k) for k in ("PIP_INDEX_URL", "PIP_NO_INPUT")}
+        if index_url:
+            os.environ["PIP_INDEX_URL"] = index_url
+        os.environ["PIP_NO_INPUT"] = "1"
+        try:
+            with DefaultIsolatedEnv() as env:
+                builder = ProjectBuilder.from_isolated_env(env, source)
+                env.install(builder.build_system_requires)
+                env.install(builder.get_requires_for_build("wheel"))
+                dist_info = Path(builder.metadata_path(Path(tmp) / "out"))
+                return (dist_info / "METADATA").read_text("utf-8")
+        except BuildBackendException as exc:
+            raise DynamicMetadata(f"{filename}: its build backend could not prepare metadata ({exc}); give static "
+                           f"metadata for it in the matrix (`metadata: {{requires_dist: [...]}}`)") from None
+        except (subprocess.CalledProcessError, OSError) as exc:  # pip could not install the build requirements
+            raise DynamicMetadata(f"{filename}: its dependencies are only known by building it, and its build "
+                                  f"requirements could not be installed from the index ({exc}); check the index, "
+                                  "or give static metadata for it in the matrix (`metadata: {requires_dist: [...]}`)"
+                                  ) from None
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+
+
+def _extract(path: Path, filename: str, dest: Path) -> Path:
+    """Unpack safely (no links out, no absolute paths); returns the single top directory."""
+    dest.mkdir(parents=True)
+    try:
+        if filename.endswith(".zip"):
+            with zipfile.ZipFile(path) as zf:
+                for name in zf.namelist():
+                    if name.startswith("/") or ".." in PurePosixPath(name).parts:
+                        raise MetadataNotFound(f"{filename}: member {name!r} leaves the archive")
+                zf.extractall(dest)
+        else:
+            with tarfile.open(path, "r:*") as tf:
+                tf.extractall(dest, filter="data")
+    except (zipfile.BadZipFile, tarfile.TarError, OSError, EOFError) as exc:
+        raise MetadataNotFound(f"{filename}: cannot unpack the sdist: {exc}") from exc
+    tops = [p for p in dest.iterdir() if p.is_dir()]
+    if len(tops) != 1:
+        raise MetadataNotFound(f"{filename}: expected one top directory, found {len(tops)}")
+    return tops[0]
