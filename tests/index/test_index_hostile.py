@@ -124,3 +124,25 @@ def test_deadline_knobs_reject_nonsense(index_cache: Cache, monkeypatch: pytest.
     monkeypatch.setenv("ENVBUILDER_HTTP_DEADLINE", "nan")
     with pytest.raises(BadInput, match="ENVBUILDER_HTTP_DEADLINE"):
         _client("http://127.0.0.1:9/simple", index_cache)
+
+
+def test_stale_temp_files_of_killed_runs_are_swept_and_entries_get_the_umask(index_cache: Cache):
+    import os
+
+    old_time = time.time() - 2 * 24 * 3600
+    stale = [index_cache.root / "metadata" / "ab" / ".tmp-k1ll3d.part", index_cache.root / "pages" / ".tmp-x.part",
+             index_cache.root / "files" / "tmp" / "dl-k1ll3d.part"]
+    for path in stale:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"half")
+        os.utime(path, (old_time, old_time))
+    live = index_cache.root / "metadata" / "ab" / ".tmp-l1v3.part"  # a concurrent run's write: young, kept
+    live.write_bytes(b"in flight")
+    mask = os.umask(0o022)
+    try:
+        index_cache.write_metadata("c" * 64, b"Metadata-Version: 2.1\nName: x\nVersion: 1\n", "test")
+        index_cache.temp_path().unlink()
+    finally:
+        os.umask(mask)
+    assert [p for p in stale if p.exists()] == [] and live.exists()
+    assert index_cache.metadata_path("c" * 64).stat().st_mode & 0o777 == 0o644
