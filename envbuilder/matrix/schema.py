@@ -157,6 +157,9 @@ class PackageSpec(StrictModel):
     @model_validator(mode="after")
     def _git(self) -> "PackageSpec":
         if self.git is not None:
+            if "@" in urlsplit(self.git).netloc:
+                raise ValueError(f"{_redacted(self.git)!r} carries credentials; the URL is copied into the lock and "
+                                 "the image: keep them in ~/.netrc or a git credential helper")
             if not self.rev or not SHA_RE.match(self.rev):
                 raise ValueError("a git source needs `rev:` as a full 40-hex commit SHA (a branch or tag moves)")
             if self.metadata is None or self.metadata.version is None:

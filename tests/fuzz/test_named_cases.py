@@ -110,3 +110,11 @@ def test_a_recursive_yaml_alias_is_refused(tmp_path: Path):
     _matrix(tmp_path, "schema: 1\ntarget: t\nloop: &a [1, *a]\n")
     with pytest.raises(BadInput, match=r"t\.yaml:3: a YAML alias refers to a value that contains it"):
         load_target("t", tmp_path)
+
+
+def test_credentials_in_a_matrix_url_are_refused_without_echoing_them(tmp_path: Path):
+    _matrix(tmp_path, MATRIX.replace("packages:\n", "packages:\n  evil: {git: 'https://bob:hunter2@git.example/x.git', "
+                                     "rev: '" + "a" * 40 + "', metadata: {version: '1', requires_dist: []}}\n", 1))
+    with pytest.raises(BadInput) as err:
+        load_target("t", tmp_path)
+    assert "carries credentials" in str(err.value) and "hunter2" not in str(err.value)
