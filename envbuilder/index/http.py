@@ -249,10 +249,15 @@ class Http:
 
         def attempt(end: float) -> str:
             digest = hashlib.sha256()
+            began = time.monotonic()
             with self.client.stream("GET", url, headers=IDENTITY, timeout=self._timeout(end)) as response:
                 self.stats.add(requests=1)
                 _check_status(response, (200,))
-                with disk_full_is_unreachable(dest.parent, size), open(dest, "wb") as out:
+                length = response.headers.get("Content-Length", "")
+                if size is None and length.isdigit():  # no published size (PEP 503 HTML): the server's
+                    end = min(max(end, began + self.deadline + int(length) / DOWNLOAD_RATE_FLOOR), self._budget_end)
+                with disk_full_is_unreachable(dest.parent, size or (int(length) if length.isdigit() else None)), \
+                        open(dest, "wb") as out:
                     for chunk in self._read(response, end, raw=True):
                         digest.update(chunk)
                         out.write(chunk)
