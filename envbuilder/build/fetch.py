@@ -63,15 +63,22 @@ def split_credentials(index: str) -> str:
     return urllib.parse.urlunsplit(parts._replace(netloc=hostport))
 
 
-def _opener(url: str) -> urllib.request.OpenerDirector:
-    """Basic auth from the index URL, else from ~/.netrc (mounted as a BuildKit secret)."""
-    handlers = []
+def _open(url: str, headers: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
+    """GET `url`; basic auth from the index URL goes to that host only (an unredirected header is
+    not copied onto a redirect to another host), else ~/.netrc (mounted as a BuildKit secret) answers."""
+    request = urllib.request.Request(url, headers=headers or {})
     parts = urllib.parse.urlsplit(url)
     header = _INDEX_AUTH.get(f"{parts.scheme}://{parts.netloc.lower()}")
     if header:
-        opener = urllib.request.build_opener()
-        opener.addheaders = [("Authorization", header)]
-        return opener
+        request.add_unredirected_header("Authorization", header)
+        return urllib.request.build_opener().open(request)
+    return _opener(url).open(request)
+
+
+def _opener(url: str) -> urllib.request.OpenerDirector:
+    """Basic auth from ~/.netrc (mounted as a BuildKit secret) when it has the host."""
+    handlers = []
+    parts = urllib.parse.urlsplit(url)
     host = parts.hostname or ""
     try:
         auth = netrc.netrc().authenticators(host)
@@ -87,7 +94,7 @@ def _opener(url: str) -> urllib.request.OpenerDirector:
 def file_url(index: str, name: str, filename: str) -> str:
     project = re.sub(r"[-_.]+", "-", name).lower()
     page_url = index.rstrip("/") + f"/{project}/"
-    with _opener(page_url).open(urllib.request.Request(page_url, headers={"Accept": JSON_ACCEPT})) as resp:
+    with _open(page_url, {"Accept": JSON_ACCEPT}) as resp:
         body = resp.read().decode("utf-8")
         kind = resp.headers.get("Content-Type", "")
     if "json" in kind:
@@ -107,7 +114,7 @@ def fetch(source: dict, dest: str, index: str) -> str:
     path = os.path.join(dest, source["filename"])
     os.makedirs(dest, exist_ok=True)
     digest = hashlib.sha256()
-    with _opener(url).open(url) as resp, open(path, "wb") as out:
+    with _open(url) as resp, open(path, "wb") as out:
         while chunk := resp.read(1 << 20):
             digest.update(chunk)
             out.write(chunk)
