@@ -16,6 +16,7 @@ one read timeout, which is itself capped by the deadline.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import netrc
 import os
@@ -329,7 +330,8 @@ class IndexAuth(httpx.Auth):
         if "Authorization" not in request.headers:
             found = self.by_host.get(_netloc(str(request.url))) or _netrc_login(request.url.host)
             if found is not None:
-                request.headers["Authorization"] = httpx.BasicAuth(*found)._auth_header  # noqa: SLF001
+                token = base64.b64encode(f"{found[0]}:{found[1]}".encode()).decode()
+                request.headers["Authorization"] = f"Basic {token}"
         yield request
 
 
