@@ -34,6 +34,11 @@ KIND_FLAGS = {
 }
 
 
+#: serve.env names whose values are credentials (HF_TOKEN, OPENAI_API_KEY, AWS_SECRET_ACCESS_KEY...).
+#: Whole name parts only: TOKENIZERS_PARALLELISM and MAX_TOKENS are configuration, HF_TOKEN is not.
+_CREDENTIAL_NAME = re.compile(r"(?i)(^|_)(TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|API_KEY|ACCESS_KEY|PRIVATE_KEY)(_|$)")
+
+
 class ServeProfile(StrictModel):
     """How to start one OpenAI-compatible model server and know that it is ready.
 
@@ -86,6 +91,11 @@ class ServeProfile(StrictModel):
         bad = [name for name in value if not name or "=" in name or not name.replace("_", "a").isalnum()]
         if bad:
             raise ValueError(f"invalid environment variable name(s): {', '.join(map(repr, bad))}")
+        secret = [name for name, v in value.items() if v and _CREDENTIAL_NAME.search(name)]
+        if secret:
+            raise ValueError(f"{', '.join(secret)} looks like a credential: a matrix is committed and copied into "
+                             "images; leave it out and set it where the server runs (`docker run -e NAME`): the "
+                             "server inherits the environment")
         return value
 
     @field_validator("command")

@@ -118,3 +118,12 @@ def test_credentials_in_a_matrix_url_are_refused_without_echoing_them(tmp_path: 
     with pytest.raises(BadInput) as err:
         load_target("t", tmp_path)
     assert "carries credentials" in str(err.value) and "hunter2" not in str(err.value)
+
+
+def test_a_credential_in_serve_env_is_refused(tmp_path: Path):
+    """serve.env is copied into the image with the matrix: a token there would be in a layer."""
+    _matrix(tmp_path, MATRIX.replace("  model: /models/tiny.gguf", "  env: {HF_TOKEN: hf_abc, TOKENIZERS_PARALLELISM: 'false'}\n"
+                                     "  model: /models/tiny.gguf", 1))
+    with pytest.raises(BadInput, match=r"t\.yaml:\d+: key 'serve.env'.*HF_TOKEN looks like a credential") as err:
+        load_target("t", tmp_path)
+    assert "TOKENIZERS_PARALLELISM" not in str(err.value)

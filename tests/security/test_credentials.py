@@ -38,7 +38,7 @@ def secret_project(tmp_path: Path, auth_index: AuthIndex, monkeypatch: pytest.Mo
         'toolchain: {base_image: "debian@sha256:' + "0" * 64 + '"}\n'
         'indexes:\n  pypi: {default: true}\n  private: {url_env: PRIVATE_INDEX_URL}\n'
         'packages:\n  app: ">=1"\n  lib: {version: ">=1", index: private}\n'
-        'serve: {kind: llama.cpp, model: /models/m.gguf, env: {HF_TOKEN: hf-config-value}}\n')
+        'serve: {kind: llama.cpp, model: /models/m.gguf, env: {LLAMA_ARG_THREADS: hf-config-value}}\n')
     monkeypatch.setenv("ENVBUILDER_ROOT", str(root))
     monkeypatch.setenv("PIP_INDEX_URL", auth_index.url)
     monkeypatch.setenv("PRIVATE_INDEX_URL", auth_index.url)
@@ -97,7 +97,7 @@ def test_every_command_uses_the_credentials_and_writes_them_nowhere(secret_proje
     assert "127.0.0.1" in (out / "pylock.toml").read_text()  # URLs are written, their credentials are not
     run("render", "app", "-o", str(out / "ctx"))
     plan = run("build", "app", "--dry-run")
-    assert "HF_TOKEN=***" in plan.out and "hf-config-value" not in plan.out  # as the image label shows it
+    assert "LLAMA_ARG_THREADS=***" in plan.out and "hf-config-value" not in plan.out  # as the image label shows it
     run("bake", "-o", str(out / "bake.json"), "--contexts", str(out / "bake-ctx"))
     run("gate", "--base", str(p.lock_path("app")), "--head", str(p.lock_path("app")), "--format", "json")
     # failures print URLs too: a file the index no longer serves, and an unreachable index
