@@ -57,7 +57,8 @@ def recorded(cpu_image, gguf: Path, tmp_path_factory: pytest.TempPathFactory):
                          "--requests", "8", "--concurrency", "1,4", "--json", "/workspace/smoke.json"],
                         volumes={str(gguf): {"bind": "/models/tiny.gguf", "mode": "ro"},
                                  str(root): {"bind": "/workspace", "mode": "rw"}},
-                        environment={"ENVBUILDER_IMAGE_DIGEST": image_id})
+                        environment={"ENVBUILDER_IMAGE_DIGEST": image_id},
+                        network="none")  # server and client share the container's loopback; no bridge needed
     assert result.returncode == 0, result.output[-4000:]
     assert "recorded a passing run" in result.output
     return root, image_id, cpu_image.first.lock_file
