@@ -119,8 +119,10 @@ def test_explain_names_paths_overrides_and_the_matrix_ask(project, default_index
 
 
 def test_explain_shows_rule_sources(project, default_index):
-    publish(default_index, "sglang", "0.5.8")
-    project.write_matrix("rules", {"sglang": "==0.5.8"})
+    publish(default_index, "sglang", "0.5.9")
+    # sm_120: the SGLang rules that apply to this arch are listed (rules for other arches are not)
+    project.write_matrix("rules", {"sglang": "==0.5.9"},
+                         extra="hardware: {gpu: {name: RTX PRO 6000, arch: sm_120, count: 1, memory_gib: 96}}\n")
     assert project.run("lock", "rules").rc == 0
     result = project.run("explain", "rules", "sglang")
     assert result.rc == 0
