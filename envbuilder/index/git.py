@@ -159,6 +159,42 @@ class GitSources:
                 raise CommitNotFound(f"{url} at {commit} has no directory {subdirectory!r}: check `subdirectory`")
         return GitCommit(url=url, commit=commit, tree=tree, subdirectory=subdirectory, subdirectory_tree=sub_tree)
 
+    def read_file(self, url: str, commit: str, path: str) -> bytes | None:
+        """A file of `commit`'s tree, without a checkout: the partial clone fetches only that blob.
+
+        None when the tree has no such file. Offline, a blob never fetched is a MissingFromCache.
+        """
+        commit = require_full_sha(commit)
+        repo = self.ensure(url, commit)
+        # trees are in the clone: ls-tree answers (type, id) without fetching the blob itself
+        listing = self._git(repo, "ls-tree", commit, "--", path.strip("/"))
+        fields = listing.split("\t", 1)[0].split() if listing and "\n" not in listing else []
+        if len(fields) != 3 or fields[1] != "blob":
+            return None
+        blob = fields[2]
+        with self.cache.locked("git", repo.name):
+            try:  # present already (fetched before), or fetched now from the promisor remote
+                return self._git_bytes(repo, blob, network=False)
+            except GitError:
+                if self.offline:
+                    raise MissingFromCache([f"git blob: {path} of {url} at {commit}"]) from None
+            try:
+                return self._git_bytes(repo, blob, network=True)
+            except GitError as exc:
+                raise Unreachable(f"cannot fetch {path} of {url} at {commit}: {exc}; check your network, "
+                                  "or run with --offline if it was read before") from None
+
+    def _git_bytes(self, repo: Path, blob: str, network: bool) -> bytes:
+        try:
+            result = subprocess.run(
+                ["git", *(() if network else _NO_LAZY_FETCH), "--git-dir", str(repo), "cat-file", "blob", blob],
+                capture_output=True, timeout=self.timeout, env={**os.environ, **_ENV}, check=False)
+        except subprocess.TimeoutExpired as exc:
+            raise GitError(f"git cat-file timed out after {self.timeout:.0f} s") from exc
+        if result.returncode != 0:
+            raise GitError(result.stderr.decode("utf-8", "replace").strip() or "git cat-file failed")
+        return result.stdout
+
     def is_ancestor(self, url: str, ancestor: str, descendant: str) -> bool | None:
         """Whether `descendant` contains `ancestor`; None if the repository or a commit is out of reach."""
         ancestor, descendant = require_full_sha(ancestor, "ancestor"), require_full_sha(descendant, "descendant")

@@ -229,14 +229,16 @@ class Source:
     git: GitUrl | None = None
     commit: Commit | None = None
     subdirectory: RelativeDir | None = None
+    # the commit's root tree, recorded when the commit was verified in the repository at lock time
+    tree: Commit | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {k: v for k, v in (("index", self.index), ("git", self.git), ("commit", self.commit),
-                                  ("subdirectory", self.subdirectory)) if v is not None}
+                                  ("subdirectory", self.subdirectory), ("tree", self.tree)) if v is not None}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Source":
-        return cls(d.get("index"), d.get("git"), d.get("commit"), d.get("subdirectory"))
+        return cls(d.get("index"), d.get("git"), d.get("commit"), d.get("subdirectory"), d.get("tree"))
 
 
 @with_config(STRICT)
@@ -467,8 +469,8 @@ def _source_problems(source: Source, lock: Lock) -> list[tuple[tuple[str, ...], 
         if source.commit is None:
             return [(("commit",), "missing: a git source needs the full commit id it was locked at")]
         return []
-    if source.commit is not None or source.subdirectory is not None:
-        return [(("git",), "missing: commit/subdirectory only apply to a git source")]
+    if source.commit is not None or source.subdirectory is not None or source.tree is not None:
+        return [(("git",), "missing: commit/subdirectory/tree only apply to a git source")]
     if source.index is None:
         return [(("index",), "missing: a package comes from a named index or a git repository")]
     if source.index not in lock.indexes:

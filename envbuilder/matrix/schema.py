@@ -162,8 +162,6 @@ class PackageSpec(StrictModel):
                                  "the image: keep them in ~/.netrc or a git credential helper")
             if not self.rev or not SHA_RE.match(self.rev):
                 raise ValueError("a git source needs `rev:` as a full 40-hex commit SHA (a branch or tag moves)")
-            if self.metadata is None or self.metadata.version is None:
-                raise ValueError("a git source needs static `metadata:` with `version` and `requires_dist` to resolve")
         elif self.rev is not None or self.subdirectory is not None:
             raise ValueError("`rev`/`subdirectory` only apply with `git:`")
         return self

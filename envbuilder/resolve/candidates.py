@@ -25,6 +25,7 @@ class Candidate:
     git_url: str | None = None
     git_commit: str | None = None
     subdirectory: str | None = None
+    git_tree: str | None = None  # the commit's root tree, when the commit was verified
 
     @property
     def key(self) -> str:
@@ -42,7 +43,7 @@ class Candidate:
 
     def with_extras(self, extras: frozenset[str]) -> "Candidate":
         return Candidate(self.name, self.version, self.kind, self.files, extras, self.index,
-                         self.git_url, self.git_commit, self.subdirectory)
+                         self.git_url, self.git_commit, self.subdirectory, self.git_tree)
 
     def __repr__(self) -> str:
         return f"{self.key} {self.version} ({self.kind})"

@@ -18,6 +18,8 @@ from packaging.version import InvalidVersion, Version
 
 from envbuilder.errors import BadInput
 from envbuilder.index.errors import DynamicMetadata
+from envbuilder.index.git import GitSources
+from envbuilder.index.gitmeta import read_git_source
 from envbuilder.index.models import CoreMetadata, FileInfo
 from envbuilder.matrix import Target
 from envbuilder.matrix.schema import PackageSpec
@@ -56,6 +58,8 @@ class Factory:
         # (name, version) -> where a source's dependencies came from: "matrix", "pkg-info", "pyproject",
         # "git-pyproject" or "backend", and the Python a backend ran under
         self.origins: dict[tuple[NormalizedName, Version], tuple[str, str | None]] = {}
+        self._git_metadata: dict[NormalizedName, CoreMetadata] = {}
+        self._git_candidates: dict[NormalizedName, Candidate] = {}
         self._with_extras: dict[tuple[int, frozenset[str]], Candidate] = {}
         self._python = self.env.markers["python_full_version"]
 
@@ -106,7 +110,9 @@ class Factory:
 
     def _metadata(self, candidate: Candidate) -> CoreMetadata:
         spec = self.specs.get(candidate.name)
-        if spec is not None and spec.metadata is not None and candidate.kind in ("sdist", "git"):
+        if candidate.kind == "git":
+            return self._git_metadata[candidate.name]
+        if spec is not None and spec.metadata is not None and candidate.kind == "sdist":
             self.origins[(candidate.name, candidate.version)] = ("matrix", None)
             return CoreMetadata(str(candidate.name), str(candidate.version), spec.metadata.requires_dist,
                                 spec.metadata.requires_python)
@@ -219,9 +225,24 @@ class Factory:
         return reason is None
 
     def _git_candidate(self, name: NormalizedName, spec: PackageSpec) -> Candidate:
-        assert spec.metadata is not None and spec.metadata.version is not None
-        return Candidate(name, Version(spec.metadata.version), "git", git_url=spec.git,
-                         git_commit=spec.rev, subdirectory=spec.subdirectory)
+        """The commit verified in the cached partial clone; its metadata from its tree or the override."""
+        assert spec.git is not None and spec.rev is not None
+        if name in self._git_candidates:
+            return self._git_candidates[name]
+        cache = getattr(self.finder, "cache", None)
+        sources = GitSources(cache, offline=bool(getattr(self.finder, "offline", False)))
+        found = read_git_source(sources, str(name), spec.git, spec.rev, spec.subdirectory, spec.metadata)
+        try:
+            version = Version(found.metadata.version)
+        except InvalidVersion:
+            raise BadInput(f"{name}: {spec.git} at {spec.rev} states version {found.metadata.version!r}, "
+                           "not a PEP 440 version") from None
+        self._git_metadata[name] = found.metadata
+        self.origins[(name, version)] = (found.origin, None)
+        self._git_candidates[name] = Candidate(name, version, "git", git_url=spec.git, git_commit=spec.rev,
+                                               subdirectory=spec.subdirectory,
+                                               git_tree=found.commit.tree if found.commit else None)
+        return self._git_candidates[name]
 
 
 @lru_cache(maxsize=4096)

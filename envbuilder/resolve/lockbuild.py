@@ -111,7 +111,8 @@ def _overridden(resolution: Resolution, candidate: Candidate) -> tuple[str, ...]
 
 def _source(candidate: Candidate) -> Source:
     if candidate.kind == "git":
-        return Source(git=candidate.git_url, commit=candidate.git_commit, subdirectory=candidate.subdirectory)
+        return Source(git=candidate.git_url, commit=candidate.git_commit, subdirectory=candidate.subdirectory,
+                      tree=candidate.git_tree)
     return Source(index=candidate.index)
 
 

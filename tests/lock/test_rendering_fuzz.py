@@ -147,7 +147,7 @@ def base(index_server, index_client, tmp_path: Path) -> tuple[dict, object, dict
             LockedPackage("gamma", "0.5", Source(index="pypi"), (art(gamma),), ("alpha==1.0",),
                           build=BuildRecipe({"DEMO_FLAG": "a b", "CMAKE_ARGS": "-DX=ON"}, "12.8", ("alpha==1.0",),
                                             "sha256:" + "3" * 64)),
-            LockedPackage("engine", "0.5.9+g1", Source(git="https://example.invalid/engine.git", commit="d" * 40,
+            LockedPackage("engine", "0.5.9+g1", Source(git="https://example.invalid/engine.git", commit="d" * 40, tree="e" * 40,
                                                        subdirectory="python"),
                           build=BuildRecipe({"SETUPTOOLS_SCM_PRETEND_VERSION": "0.5.9+g1"}, None, (),
                                             "sha256:" + "4" * 64)),

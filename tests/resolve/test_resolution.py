@@ -112,7 +112,9 @@ def test_git_source_by_full_commit_with_static_metadata(project, default_index, 
     assert result.rc == 0, result.text
     engine = project.read_lock("gitsrc").package("engine")
     assert engine.version == "0.5.9+g1234" and engine.artifacts == ()
-    assert engine.source.to_dict() == {"git": repo.url, "commit": repo.commits[-1], "subdirectory": "python"}
+    assert engine.source.to_dict() == {"git": repo.url, "commit": repo.commits[-1], "subdirectory": "python",
+                                       "tree": repo.git("rev-parse", f"{repo.commits[-1]}^{{tree}}")}
+    assert engine.metadata_from == "matrix"
     assert engine.dependencies == ("lib>=1",) and engine.build is not None
 
 
@@ -189,7 +191,7 @@ def test_extras_markers_and_name_spellings(project, default_index):
 def test_a_git_source_must_satisfy_its_dependents(project, default_index, make_git_repo):
     repo = make_git_repo("engine")
     publish(default_index, "plugin", "1.0", ["engine>=1.0"])
-    spec = {"git": repo.url, "rev": repo.head, "metadata": {"version": "0.5.9+g1234"}}
+    spec = {"git": repo.url, "rev": repo.head, "metadata": {"version": "0.5.9+g1234", "requires_dist": []}}
     project.write_matrix("gitclash", {"engine": spec, "plugin": "==1.0"})
     result = project.run("lock", "gitclash")
     assert result.rc == 1, result.text
