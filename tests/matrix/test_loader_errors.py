@@ -65,8 +65,6 @@ CASES = [
      "    metadata: {version: '1.0'}\n", 7, "packages.lib", "full 40-hex commit"),
     ("git-branch", BASE + "  lib: {git: 'https://example.invalid/lib.git', rev: main, metadata: {version: '1'}}\n",
      7, "packages.lib", "full 40-hex commit"),
-    ("git-no-metadata", BASE + "  lib: {git: 'https://example.invalid/lib.git', rev: '" + "a" * 40 + "'}\n",
-     7, "packages.lib", "static `metadata:`"),
     ("rev-without-git", BASE + "  lib: {version: '==1', rev: '" + "a" * 40 + "'}\n", 7, "packages.lib", "git"),
     ("unknown-index", BASE + "  lib: {version: '>=1', index: private}\n", 1, "(top level)", "private"),
     ("build-from", BASE + "  lib: {version: '>=1', build: {from: source}}\n", 7, "packages.lib.build.from",
