@@ -50,6 +50,24 @@ class ElfFacts:
     runpath: tuple[str, ...] = ()  # DT_RUNPATH alone (`rpath` holds both, for the older report)
     defined: tuple[tuple[str, str | None], ...] = ()  # (name, version) of each exported symbol
     version_defs: tuple[str, ...] = ()  # .gnu.version_d names (GLIBCXX_3.4.32 ...), the SONAME entry excluded
+    data_spans: tuple[tuple[int, int], ...] = ()  # (offset, size) of data sections that may embed fat binaries
+
+
+_SHF_WRITE, _SHF_ALLOC, _SHF_EXECINSTR = 0x1, 0x2, 0x4
+_FATBIN_MIN = 128
+
+
+def _data_spans(elf: ELFFile) -> tuple[tuple[int, int], ...]:
+    """Allocated, non-code PROGBITS sections other than `.nv_fatbin`: where run-time loaded kernels hide.
+
+    Only files that use CUDA at all are worth scanning; `_uses_cuda` decides."""
+    spans = []
+    for section in elf.iter_sections():
+        flags = section["sh_flags"]
+        if (section["sh_type"] == "SHT_PROGBITS" and flags & _SHF_ALLOC and not flags & _SHF_EXECINSTR
+                and section.name != ".nv_fatbin" and section["sh_size"] >= _FATBIN_MIN):
+            spans.append((section["sh_offset"], section["sh_size"]))
+    return tuple(spans)
 
 
 def _dynamic_tags(elf: ELFFile) -> tuple[str | None, tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
@@ -155,6 +173,15 @@ def _comment(stream: BinaryIO, elf: ELFFile) -> tuple[str, ...]:
     return tuple(dict.fromkeys(p.decode("utf-8", "replace") for p in parts if p))
 
 
+_CUDA_LIBS = ("libcuda.so", "libcudart.so")
+
+
+def _uses_cuda(needed: tuple[str, ...], fatbin) -> bool:
+    """Kernels run only through CUDA: a file with a `.nv_fatbin` (statically linked cudart, as
+    cuFFT) or one linked to the driver or runtime is scanned; the rest skip the read."""
+    return fatbin is not None or any(n.startswith(_CUDA_LIBS) for n in needed)
+
+
 def read_elf(stream: BinaryIO, keep_defined: bool = False) -> ElfFacts:
     """Parse the parts of an ELF file that say what it needs; raises NotElf for anything else.
 
@@ -182,6 +209,7 @@ def read_elf(stream: BinaryIO, keep_defined: bool = False) -> ElfFacts:
             runpath=runpath,
             defined=tuple(names_defined),
             version_defs=_version_defs(elf)[1] if keep_defined else (),
+            data_spans=_data_spans(elf) if _uses_cuda(needed, fatbin) else (),
         )
     except (ELFError, struct.error, IndexError) as exc:
         raise NotElf(f"malformed ELF file: {exc}") from exc

@@ -16,6 +16,11 @@ cuobjdump in the tests:
                                  u64 flags, u64 _, u64 uncompressed_size
     flags: 0x1 64-bit, 0x10 linux, 0x2000 LZ4, 0x8000 zstd,
            0x100000 arch-specific (`a`), 0x200000 family-specific (`f`)
+
+Not every fat binary lives in `.nv_fatbin`: libraries that load their kernels themselves
+(cuModuleLoadData) keep the containers in ordinary data sections. cuFFT 11.3.3.83 has a 400-byte
+`.nv_fatbin` (one sm_52 image) and 23,532 containers in its 270 MB `.ldata`; cuobjdump, which reads
+only `.nv_fatbin`, lists the sm_52 image alone. `embedded_entries` finds those containers.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ FLAG_FAMILY_SPECIFIC = 0x200000
 # nvcc writes this banner into every cubin it links; it is the only record of the exact toolkit.
 _NVCC_BANNER = re.compile(rb"Cuda compilation tools, release (\d+\.\d+), V(\d+\.\d+\.\d+)")
 _BANNER_SCAN_LIMIT = 1 << 20
+_SCAN_CHUNK = 8 << 20
 
 
 class FatbinError(ValueError):
@@ -123,6 +129,65 @@ def read_entries(stream: BinaryIO, offset: int, size: int) -> list[FatbinEntry]:
         pos += hsize + body
         pos += -pos % 8
         index += 1
+    return entries
+
+
+def _container_at(stream: BinaryIO, pos: int, end: int, index: int) -> tuple[int, list[FatbinEntry]] | None:
+    """The container whose magic is at `pos` and its end, or None when the bytes only look like one."""
+    _magic, version, hsize, body = _CONTAINER.unpack(_read_exact(stream, pos, _CONTAINER.size))
+    if version != 1 or hsize != _CONTAINER.size or body < _ENTRY.size or pos + hsize + body > end:
+        return None
+    try:
+        entries = list(_entries_of(stream, index, pos + hsize, pos + hsize + body))
+    except FatbinError:
+        return None
+    if not entries:
+        return None
+    return pos + hsize + body, entries
+
+
+def embedded_entries(stream: BinaryIO, offset: int, size: int, first_index: int = 0) -> list[FatbinEntry]:
+    """Entries of the fat binaries stored inside an ordinary data section (`.ldata`, `.rodata`...).
+
+    The section is scanned for the container magic at 8-byte alignment (nvcc aligns containers so)
+    and a hit counts only when its header and every entry header are consistent, so a stray
+    magic-looking word in unrelated data is skipped instead of failing the whole file.
+    """
+    magic = struct.pack("<I", CONTAINER_MAGIC)
+    entries: list[FatbinEntry] = []
+    end, index, base = offset + size, first_index, offset
+    while base < end:
+        stream.seek(base)
+        chunk = stream.read(min(_SCAN_CHUNK, end - base))
+        if len(chunk) < _CONTAINER.size:
+            break
+        at = chunk.find(magic)
+        while at >= 0:
+            pos = base + at
+            hit = _container_at(stream, pos, end, index) if pos % 8 == 0 and pos + _CONTAINER.size <= end else None
+            if hit is None:
+                at = chunk.find(magic, at + 1)
+                continue
+            next_pos, more = hit
+            entries.extend(more)
+            index += 1
+            at = chunk.find(magic, next_pos - base) if next_pos - base < len(chunk) else -1
+            if at < 0 and next_pos - base >= len(chunk):
+                break
+        else:
+            base += len(chunk) - 3  # a magic split across two chunks is found in the next one
+            continue
+        base = next_pos
+    return entries
+
+
+def all_entries(stream: BinaryIO, fatbin: tuple[int, int] | None,
+                data_spans: tuple[tuple[int, int], ...] = ()) -> list[FatbinEntry]:
+    """The `.nv_fatbin` entries followed by those embedded in the data sections."""
+    entries = read_entries(stream, *fatbin) if fatbin is not None else []
+    for offset, size in data_spans:
+        first = max((e.container for e in entries), default=-1) + 1
+        entries.extend(embedded_entries(stream, offset, size, first))
     return entries
 
 

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import BinaryIO, Iterable
 
 from envbuilder.abi import cache
-from envbuilder.abi.elf import NotElf, read_elf
-from envbuilder.abi.fatbin import FatbinError, arch_counts, arch_sort_key, read_entries, toolkit_versions
+from envbuilder.abi.elf import ElfFacts, NotElf, read_elf
+from envbuilder.abi.fatbin import FatbinError, all_entries, arch_counts, arch_sort_key, toolkit_versions
 from envbuilder.abi.report import (
     ArchImages,
     BinaryReport,
@@ -46,10 +46,10 @@ def _image_order(item) -> tuple:
     return kind != "sass", arch_sort_key(arch)
 
 
-def _fatbin_summary(stream: BinaryIO, span: tuple[int, int] | None) -> dict:
-    if span is None:
+def _fatbin_summary(stream: BinaryIO, facts: ElfFacts) -> dict:
+    entries = all_entries(stream, facts.fatbin, facts.data_spans)
+    if not entries:
         return {}
-    entries = read_entries(stream, *span)
     compressed = arch_counts([e for e in entries if e.compression])
     images = tuple(
         ArchImages(kind=kind, arch=arch, count=count, compressed=compressed[(kind, arch)])
@@ -72,7 +72,7 @@ def inspect_stream(stream: BinaryIO, path: str, sha256: str, size: int) -> Binar
     verdict, new, old = cxx11_abi_evidence(groups)
     cudart = next((m.group(1) for n in facts.needed if (m := _CUDART.match(n))), None)
     try:
-        fatbin = _fatbin_summary(stream, facts.fatbin)
+        fatbin = _fatbin_summary(stream, facts)
     except FatbinError as exc:
         raise BadInput(f"{path}: unreadable .nv_fatbin section: {exc}") from exc
     return BinaryReport(

@@ -24,11 +24,11 @@ from typing import BinaryIO, NamedTuple
 from pydantic import Field
 
 from envbuilder.abi.elf import ElfFacts, NotElf, read_elf
-from envbuilder.abi.fatbin import FatbinError, read_entries, toolkit_versions
+from envbuilder.abi.fatbin import FatbinError, all_entries, toolkit_versions
 from envbuilder.abi.report import sorted_archs
 from envbuilder.model import StrictModel
 
-SCHEMA = 2
+SCHEMA = 3  # 3: fat binaries embedded in data sections count (cuFFT's .ldata)
 SHARED_OBJECT = re.compile(r"\.so(\.\d+)*$")
 _CUDART = re.compile(r"^libcudart\.so\.(\d+)")
 _PYINIT = "PyInit_"
@@ -133,10 +133,8 @@ def _python_module(facts: ElfFacts) -> str | None:
     return None
 
 
-def _cuda(stream: BinaryIO, span: tuple[int, int] | None) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    if span is None:
-        return (), (), ()
-    entries = read_entries(stream, *span)
+def _cuda(stream: BinaryIO, facts: ElfFacts) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    entries = all_entries(stream, facts.fatbin, facts.data_spans)
     return (sorted_archs(e.arch for e in entries if e.kind == "sass"),
             sorted_archs(e.arch for e in entries if e.kind == "ptx"),
             tuple(toolkit_versions(stream, entries)))
@@ -151,7 +149,7 @@ def summarize_elf(stream: BinaryIO, path: str, sha256: str, size: int) -> ElfLin
         if version:
             digests.add(symbol_digest(f"{name}@{version}"))
     try:
-        sass, ptx, nvcc = _cuda(stream, facts.fatbin)
+        sass, ptx, nvcc = _cuda(stream, facts)
     except FatbinError as exc:
         raise NotElf(f"{path}: unreadable .nv_fatbin section: {exc}") from exc
     imports = sorted({(s.name, s.version, s.version_file) for s in facts.required if not s.weak},

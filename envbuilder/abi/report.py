@@ -11,7 +11,7 @@ from pydantic import Field
 from envbuilder.abi.fatbin import arch_sort_key
 from envbuilder.model import StrictModel
 
-SCHEMA = 1
+SCHEMA = 2  # 2: fat binaries embedded in data sections count
 
 
 class ProviderSymbols(StrictModel):

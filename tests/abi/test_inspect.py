@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import subprocess
+import struct
 import sys
 import sysconfig
 import zipfile
@@ -18,8 +19,9 @@ import pytest
 
 from envbuilder.abi import cache
 from envbuilder.abi.elf import read_elf
-from envbuilder.abi.fatbin import read_entries
+from envbuilder.abi.fatbin import CONTAINER_MAGIC, embedded_entries, read_entries
 from envbuilder.abi.inspect import inspect_binary, inspect_path, inspect_wheel, inspect_wheel_path
+from envbuilder.abi.linkage import summarize_elf
 from envbuilder.abi.symbols import mangled_namespace
 from envbuilder.errors import BadInput
 from tests.conftest import needs_tool, require_tool
@@ -387,3 +389,43 @@ def test_cli_bad_input_exits_2_without_traceback(tmp_path):
     missing = envbuilder("inspect", str(tmp_path / "nope.whl"), env_extra={"ENVBUILDER_CACHE_DIR": str(tmp_path), "COLUMNS": "300"})
     assert missing.returncode == 2
     assert "no such file" in missing.stderr and "Traceback" not in missing.stderr
+
+
+EMBEDDING = r"""
+// A library that loads its own kernels (cuModuleLoadData) keeps the fat binary in plain data, as
+// cuFFT does in .ldata: only its one registered kernel sits in .nv_fatbin.
+__asm__(".section .rodata\n.balign 8\n.globl own_kernels\nown_kernels:\n.incbin \"own.fatbin\"\n.previous\n");
+__global__ void registered(float *y) { y[threadIdx.x] = 0; }
+extern "C" void launch_registered(float *y) { registered<<<1, 32>>>(y); }
+"""
+
+
+@needs_nvcc
+@needs_tool("cuobjdump", CUOBJDUMP, CUOBJDUMP_HOW)
+def test_fat_binaries_embedded_in_data_sections_count_where_cuobjdump_sees_only_nv_fatbin(build_dir):
+    work = build_dir / "embedded"
+    work.mkdir()
+    (work / "own.cu").write_text(KERNEL)
+    run(NVCC, "-fatbin", "-Xfatbin=-compress-all", "-gencode", "arch=compute_90,code=[sm_90,compute_90]",
+        "-o", "own.fatbin", "own.cu", cwd=work)
+    (work / "lib.cu").write_text(EMBEDDING)
+    run(NVCC, "-shared", "-Xcompiler", "-fPIC", "-gencode", "arch=compute_80,code=sm_80",
+        "-o", "libown.so", "lib.cu", cwd=work)
+
+    elf, ptx = cuobjdump_list(work / "libown.so")
+    assert (set(elf), ptx) == ({"sm_80"}, [])  # cuobjdump reads .nv_fatbin alone
+    assert cuobjdump_list(work / "own.fatbin") == (["sm_90"], ["sm_90"])
+
+    report = inspect_binary(work / "libown.so")
+    assert list(report.sass_archs) == ["sm_80", "sm_90"]
+    assert list(report.ptx_archs) == ["compute_90"]
+    assert all(i.compressed == i.count for i in report.fatbin if i.arch.endswith("90"))
+
+    with (work / "libown.so").open("rb") as stream:
+        summary = summarize_elf(stream, "libown.so", "sha256:x", 0)
+    assert summary.sass == ("sm_80", "sm_90") and summary.ptx == ("compute_90",)
+
+
+def test_magic_looking_bytes_in_data_are_skipped_not_fatal(tmp_path):
+    blob = io.BytesIO(b"\0" * 8 + struct.pack("<IHHQ", CONTAINER_MAGIC, 1, 16, 1 << 40) + b"\xff" * 64)
+    assert embedded_entries(blob, 0, len(blob.getvalue())) == []
