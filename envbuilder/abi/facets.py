@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Iterable
+from typing import Callable, Iterable
 
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
@@ -248,9 +248,13 @@ def binary_facets(report) -> Facets:
                   ptx=tuple(report.ptx_archs), evidence="binary")
 
 
-def linkage_facets(summary) -> Facets | None:
-    """Facets read from a linkage summary (`envbuilder.abi.linkage.WheelLinkage`): GPU code and nvcc."""
-    elfs = getattr(summary, "elfs", ())
+def linkage_facets(summary, optional: Callable[[str], bool] | None = None) -> Facets | None:
+    """Facets read from a linkage summary (`envbuilder.abi.linkage.WheelLinkage`): GPU code and nvcc.
+
+    `optional` names files the package's import code loads inside a try and runs without
+    (torchao's `_C`): their archs do not decide where the package runs; the linker still warns
+    about each such file that has no code for the target."""
+    elfs = [e for e in getattr(summary, "elfs", ()) if optional is None or not optional(e.path)]
     sass = tuple(sorted({a for e in elfs for a in e.sass}, key=_arch_key))
     ptx = tuple(sorted({a for e in elfs for a in e.ptx}, key=_arch_key))
     nvcc = [Version(v) for e in elfs for v in e.nvcc]

@@ -21,6 +21,7 @@ from packaging.version import InvalidVersion, Version
 
 from envbuilder.abi import facets as fx
 from envbuilder.abi import rules
+from envbuilder.abi.loaders import optional_module
 from envbuilder.abi.rules import Ancestry, Finding, Subject, TargetFacts
 from envbuilder.knowledge import BinaryFact, Knowledge
 from envbuilder.lock.model import Facets, Lock, LockedPackage
@@ -113,7 +114,8 @@ class AbiHook:
         report = self._report(filename, sha256)
         binary_layer = fx.binary_facets(report) if report is not None else None
         if sha256 in self.linkage:
-            binary_layer = fx.layered(binary_layer, fx.linkage_facets(self.linkage[sha256]))
+            binary_layer = fx.layered(binary_layer, fx.linkage_facets(self.linkage[sha256],
+                                                                      optional_module(name, version)))
         own = Facets(torch=fx.major_minor(version), evidence="wheel-name") \
             if canonicalize_name(name) == rules.PROVIDER else None
         merged = fx.layered(own, name_layer, knowledge_layer, binary_layer)

@@ -8,6 +8,7 @@ package does what is a sourced fact, not code.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Callable
 from importlib import resources
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -28,7 +29,14 @@ class Loader(StrictModel):
     modules: tuple[str, ...] = ()
     imports: tuple[str, ...] = ()
     alternatives: bool = False
+    optional: tuple[str, ...] = ()
     source: str
+
+    def is_optional(self, path: str) -> bool:
+        """Whether `path` is one of the modules the import code loads inside a try and runs without."""
+        import fnmatch
+
+        return any(fnmatch.fnmatchcase(path, pattern) for pattern in self.optional)
 
     def preloaded(self, paths) -> list[str]:
         """Install paths the `preload` globs name, in the order the loader code opens them."""
@@ -59,6 +67,13 @@ def shipped() -> tuple[Loader, ...]:
         return _File.model_validate(YAML(typ="safe").load(text)).loaders
     except (ValidationError, ValueError) as exc:
         raise BadInput(f"envbuilder/knowledge/loaders.yaml: {exc}") from exc
+
+
+def optional_module(name: str, version: str) -> Callable[[str], bool]:
+    """For `linkage_facets`: which of the package's files its import survives without (none unless
+    `loaders.yaml` says so with a source)."""
+    loader = loader_for(shipped(), name, version)
+    return loader.is_optional if loader is not None else (lambda _path: False)
 
 
 def loader_for(loaders: tuple[Loader, ...], name: str, version: str) -> Loader | None:

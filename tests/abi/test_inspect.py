@@ -21,7 +21,10 @@ from envbuilder.abi import cache
 from envbuilder.abi.elf import read_elf
 from envbuilder.abi.fatbin import CONTAINER_MAGIC, embedded_entries, read_entries
 from envbuilder.abi.inspect import inspect_binary, inspect_path, inspect_wheel, inspect_wheel_path
-from envbuilder.abi.linkage import summarize_elf
+from envbuilder.abi.facets import linkage_facets
+from envbuilder.abi.link import LinkPackage, arch_findings
+from envbuilder.abi.linkage import WheelLinkage, summarize_elf
+from envbuilder.abi.loaders import optional_module
 from envbuilder.abi.symbols import mangled_namespace
 from envbuilder.errors import BadInput
 from tests.conftest import needs_tool, require_tool
@@ -429,3 +432,20 @@ def test_fat_binaries_embedded_in_data_sections_count_where_cuobjdump_sees_only_
 def test_magic_looking_bytes_in_data_are_skipped_not_fatal(tmp_path):
     blob = io.BytesIO(b"\0" * 8 + struct.pack("<IHHQ", CONTAINER_MAGIC, 1, 16, 1 << 40) + b"\xff" * 64)
     assert embedded_entries(blob, 0, len(blob.getvalue())) == []
+
+
+@needs_nvcc
+def test_an_optional_extension_does_not_decide_where_its_package_runs(build_dir):
+    """torchao 0.9.0 loads `_C` inside a try (loaders.yaml, sourced): an sm_80-only `_C` leaves the
+    package's archs to its other files; the same file in a package without that fact still counts."""
+    so = nvcc_so(build_dir, "k_optional", ["arch=compute_80,code=sm_80"])
+    with so.open("rb") as stream:
+        elf = summarize_elf(stream, "torchao/_C.abi3.so", "sha256:x", so.stat().st_size)
+    wheel = WheelLinkage(filename="torchao-0.9.0-py3-none-any.whl", sha256="sha256:y", elfs=(elf,))
+
+    assert linkage_facets(wheel, optional_module("torchao", "0.9.0")) is None
+    assert linkage_facets(wheel, optional_module("other", "0.9.0")).sass == ("sm_80",)
+    assert linkage_facets(wheel, optional_module("torchao", "0.10.0")).sass == ("sm_80",)  # not sourced there
+    package = LinkPackage(name="torchao", version="0.9.0", linkage=wheel)
+    [finding] = arch_findings(package, "sm_120")
+    assert (finding.severity, finding.file) == ("warning", "torchao/_C.abi3.so")
