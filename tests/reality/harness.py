@@ -178,6 +178,11 @@ class Reality:
                 out.add((load.get("object") or load["file"], load.get("kind", "other"), item))
         return out
 
+    def blocked(self) -> set[str]:
+        """Files that failed only because a sibling they need failed first (the package's own
+        loader stops at the sibling): what else they would hit is unobservable."""
+        return {load["file"] for load in self.report["loads"] if load.get("blocked_by")}
+
     def links(self) -> bool:
         return not self.failures()
 
@@ -260,3 +265,28 @@ def installed_wheels(reality: Reality) -> list[Path]:
         if wheel is not None:
             out.append(wheel)
     return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m tests.reality.harness --fetch ci|all`: fill the wheel cache (used by .ci/parts)."""
+    import argparse
+
+    from tests.reality.pairs import PAIRS, ci_pairs
+
+    parser = argparse.ArgumentParser(prog="python -m tests.reality.harness")
+    parser.add_argument("--fetch", choices=["ci", "all"], required=True)
+    parser.add_argument("--image", action="store_true", help="also build the probe image")
+    args = parser.parse_args(argv)
+    pairs = ci_pairs() if args.fetch == "ci" else PAIRS
+    started = time.monotonic()
+    fetch(pairs)
+    _log(f"{len(pairs)} pairs' wheels cached in {cache_dir()} ({_cache_bytes() / 1e9:.1f} GB) "
+         f"after {time.monotonic() - started:.0f} s")
+    if args.image:
+        build_image()
+        _log(f"image {IMAGE} built after {time.monotonic() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
