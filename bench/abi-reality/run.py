@@ -49,20 +49,31 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--ci", action="store_true", help="only the CI subset")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "abi-reality.md")
+    parser.add_argument("--phase", choices=["all", "reality", "predict"], default="all",
+                        help="reality: only load the pairs (hold the docker lock for this part) and keep the "
+                             "loader reports in the cache; predict: compare against those kept reports")
     args = parser.parse_args()
     pairs = ci_pairs() if args.ci else PAIRS
     os.environ.setdefault("ENVBUILDER_CACHE_DIR", str(harness.cache_dir().parent / "envbuilder-cache"))
     started = time.monotonic()
     harness.fetch(pairs)
     fetched = time.monotonic()
-    realities = harness.run_reality(pairs)
+    if args.phase == "predict":
+        realities = {p.key: harness.load_kept(p) for p in pairs}
+    else:
+        realities = harness.run_reality(pairs)
+        for reality in realities.values():
+            harness.keep(reality)
     loaded = time.monotonic()
+    if args.phase == "reality":
+        print(f"{len(pairs)} pairs loaded in {loaded - fetched:.0f} s; reports kept in {harness.kept_dir()}")
+        return 0
     comparisons = [compare(realities[p.key]) for p in pairs]
     predicted = time.monotonic()
     equal = sum(c.matches for c in comparisons)
     stats = (f"Last run: {len(pairs)} pairs from {len({p.consumer for p in pairs})} consumer projects, "
              f"**{equal}/{len(pairs)} equal**; downloads (cached after the first run) {fetched - started:.0f} s, "
-             f"containers {loaded - fetched:.0f} s, predictions {predicted - loaded:.0f} s on a 2-core VM.")
+             f"containers {loaded - fetched:.0f} s{' (an earlier run)' if args.phase == 'predict' else ''}, predictions {predicted - loaded:.0f} s on a 2-core VM.")
     write(args.out, render(comparisons, HEADER.format(stats=stats)))
     print(stats)
     for c in comparisons:

@@ -22,7 +22,7 @@ from tests.reality.harness import Reality, installed_wheels
 
 LINK_KINDS = ("missing-library", "undefined-symbol", "symbol-version")
 NEEDED_BY = re.compile(r"\(needed by (?P<obj>[^)\s]+)\)")
-MANIFEST = "debian-12"  # the container's base: debian:bookworm-slim
+MANIFEST = "debian-12-slim"  # generated from the container's base image, debian:bookworm-slim
 
 
 def _needed_by(finding: LinkFinding) -> str:

@@ -257,6 +257,25 @@ def run_reality(pairs: Iterable[Pair]) -> dict[str, Reality]:
     return results
 
 
+def kept_dir() -> Path:
+    path = cache_dir().parent / "realities"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def keep(reality: Reality) -> None:
+    """Keep a loader report beside the wheels (the bench compares in a second phase)."""
+    data = {"report": reality.report, "installed": reality.installed}
+    tmp = kept_dir() / f"{reality.pair.key}.json.tmp"
+    tmp.write_text(json.dumps(data, indent=1))
+    tmp.replace(kept_dir() / f"{reality.pair.key}.json")
+
+
+def load_kept(pair: Pair) -> Reality:
+    data = json.loads((kept_dir() / f"{pair.key}.json").read_text())
+    return Reality(pair, data["report"], data["installed"])
+
+
 def installed_wheels(reality: Reality) -> list[Path]:
     """The cached wheel files of everything installed in the pair's venv (for the prediction)."""
     out = []
