@@ -216,11 +216,69 @@ def fetch(pairs: Iterable[Pair]) -> None:
     download(sorted({f"{p.consumer}=={p.consumer_version}" for p in pairs}), deps=False)
 
 
+def _runner() -> str:
+    """docker (default, what CI uses) or chroot: the same Debian 12 minbase filesystem entered with
+    unshare + chroot on a fresh overlay, for a machine whose docker engine is busy or absent."""
+    runner = os.environ.get("ENVBUILDER_REALITY_RUNNER", "docker")
+    if runner not in ("docker", "chroot"):
+        raise ValueError(f"ENVBUILDER_REALITY_RUNNER={runner!r}: expected docker or chroot")
+    return runner
+
+
+def rootfs() -> Path:
+    """debootstrap minbase bookworm (what .ci/parts/10-docker.sh imports as debian:bookworm-slim),
+    plus what the Dockerfile adds: python3, python3-venv, the libcuda.so.1 stub. Built once."""
+    root = cache_dir().parent / "rootfs-bookworm"
+    stamp = root / ".envbuilder-reality-ready"
+    if stamp.is_file():
+        return root
+    shutil.rmtree(root, ignore_errors=True)
+    _log(f"debootstrap --variant=minbase bookworm {root} (~1 min)")
+    subprocess.run(["debootstrap", "--variant=minbase", "bookworm", str(root)], check=True, capture_output=True)
+    shutil.copy("/etc/resolv.conf", root / "etc" / "resolv.conf")
+    subprocess.run(["chroot", str(root), "sh", "-c",
+                    "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "
+                    "--no-install-recommends python3 python3-venv >/dev/null && rm -rf /var/lib/apt/lists/*"],
+                   check=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copy(build_libcuda_stub(Path(tmp)), root / "usr" / "lib" / "x86_64-linux-gnu" / "libcuda.so.1")
+    subprocess.run(["chroot", str(root), "ldconfig"], check=True)
+    stamp.write_text("ok\n")
+    return root
+
+
+def _run_isolated(script_dir: str) -> subprocess.CompletedProcess:
+    """Run /out/run.sh with the wheels (read-only), the probe (read-only) and `script_dir` at /out."""
+    if _runner() == "docker":
+        return subprocess.run(
+            [docker_cli(), "run", "--rm", "--network", "none",
+             "-v", f"{cache_dir()}:/wheels:ro", "-v", f"{HERE}:/probe:ro", "-v", f"{script_dir}:/out",
+             IMAGE, "bash", "/out/run.sh"],
+            capture_output=True, text=True,
+        )
+    root = rootfs()
+    with tempfile.TemporaryDirectory(dir=cache_dir().parent) as layer:
+        upper, work, merged = (Path(layer, n) for n in ("upper", "work", "merged"))
+        for d in (upper, work, merged):
+            d.mkdir()
+        mounts = (
+            f"mount -t overlay overlay -o lowerdir={root},upperdir={upper},workdir={work} {merged} && "
+            f"mkdir -p {merged}/wheels {merged}/probe {merged}/out && "
+            f"mount --bind {cache_dir()} {merged}/wheels && mount -o remount,bind,ro {merged}/wheels && "
+            f"mount --bind {HERE} {merged}/probe && mount -o remount,bind,ro {merged}/probe && "
+            f"mount --bind {script_dir} {merged}/out && mount -t proc proc {merged}/proc && "
+            f"exec chroot {merged} env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root bash /out/run.sh"
+        )
+        return subprocess.run(["unshare", "--mount", "--net", "--pid", "--fork", "sh", "-c", mounts],
+                              capture_output=True, text=True)
+
+
 def run_reality(pairs: Iterable[Pair]) -> dict[str, Reality]:
-    """Load every pair in the clean container; one container per provider version."""
+    """Load every pair in the clean system; one container per provider version."""
     pairs = list(pairs)
     fetch(pairs)
-    image = build_image()
+    if _runner() == "docker":
+        build_image()
     groups: dict[str, list[Pair]] = {}
     for pair in pairs:
         groups.setdefault(f"{pair.provider}=={pair.provider_version}", []).append(pair)
@@ -233,17 +291,12 @@ def run_reality(pairs: Iterable[Pair]) -> dict[str, Reality]:
                 raise RuntimeError(f"no cp311 x86_64 wheel of {pair.consumer} {pair.consumer_version} in {cache_dir()}")
             files[pair.key] = wheel.name
         started = time.monotonic()
-        _log(f"container: {provider_req} + {', '.join(p.consumer + ' ' + p.consumer_version for p in group)}")
+        _log(f"{_runner()}: {provider_req} + {', '.join(p.consumer + ' ' + p.consumer_version for p in group)}")
         with tempfile.TemporaryDirectory() as out:
             Path(out, "run.sh").write_text(_container_script(group, provider_req, files))
-            proc = subprocess.run(
-                [docker_cli(), "run", "--rm", "--network", "none",
-                 "-v", f"{cache_dir()}:/wheels:ro", "-v", f"{HERE}:/probe:ro", "-v", f"{out}:/out",
-                 image, "bash", "/out/run.sh"],
-                capture_output=True, text=True,
-            )
+            proc = _run_isolated(out)
             if proc.returncode != 0:
-                raise RuntimeError(f"reality container for {provider_req} failed:\n{proc.stderr[-3000:]}")
+                raise RuntimeError(f"reality run for {provider_req} failed:\n{proc.stderr[-3000:]}")
             for line in proc.stderr.splitlines()[-len(group) - 1:]:
                 _log(f"  {line}")
             for i, pair in enumerate(group):
@@ -252,7 +305,9 @@ def run_reality(pairs: Iterable[Pair]) -> dict[str, Reality]:
                     raise RuntimeError(f"probe of {pair.key} printed nothing:\n{Path(out, f'{i}.stderr').read_text()[-3000:]}")
                 installed = {canonicalize_name(d["name"]): d["version"]
                              for d in json.loads(Path(out, f"{i}.installed.json").read_text())}
-                results[pair.key] = Reality(pair, json.loads(report_path.read_text()), installed)
+                report = json.loads(report_path.read_text())
+                report["runner"] = _runner()
+                results[pair.key] = Reality(pair, report, installed)
         _log(f"  {len(group)} pair(s) in {time.monotonic() - started:.0f} s")
     return results
 

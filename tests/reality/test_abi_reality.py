@@ -66,6 +66,7 @@ def test_ci_pairs_prediction_equals_reality(linkage_cache: Path, monkeypatch: py
 
 
 @pytest.mark.reality_full
+@pytest.mark.timeout(5400)
 @pytest.mark.skipif(os.environ.get("ENVBUILDER_REALITY_FULL") != "1",
                     reason="the full table downloads ~10 GB: ENVBUILDER_REALITY_FULL=1 (or bench/abi-reality/run.py)")
 def test_all_pairs_prediction_equals_reality(linkage_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
