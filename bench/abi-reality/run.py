@@ -27,8 +27,9 @@ from tests.reality.table import render, write  # noqa: E402
 HEADER = """# ABI: prediction = reality
 
 Each row is a real pair of wheels from the package index (cp311, manylinux x86_64). **Reality**: the
-pair installed with pip `--no-index --no-deps` from cached wheels into a fresh venv in a clean
-`debian:bookworm-slim` container (Debian's python 3.11, glibc 2.36, no CUDA toolkit, a
+torch closure installed once per torch version with pip `--no-index` from the cached wheels, each pair
+in a fresh venv made of hard links to it plus the consumer wheel installed with `--no-deps`, in a clean
+`debian:bookworm-slim` system (Debian's python 3.11, glibc 2.36, no CUDA toolkit, a
 `libcuda.so.1` stub where the NVIDIA container toolkit mounts the driver's), then, after `import torch`,
 `dlopen(RTLD_NOW | RTLD_LOCAL)` of every ELF file the consumer installs, in the package's own load
 order, with the loader's message verbatim (tests/reality/probe.py). **Prediction**: envbuilder's
@@ -61,9 +62,7 @@ def main() -> int:
     if args.phase == "predict":
         realities = {p.key: harness.load_kept(p) for p in pairs}
     else:
-        realities = harness.run_reality(pairs)
-        for reality in realities.values():
-            harness.keep(reality)
+        realities = harness.run_reality(pairs)  # keeps each loader report as it comes
     loaded = time.monotonic()
     if args.phase == "reality":
         print(f"{len(pairs)} pairs loaded in {loaded - fetched:.0f} s; reports kept in {harness.kept_dir()}")
@@ -71,8 +70,12 @@ def main() -> int:
     comparisons = [compare(realities[p.key]) for p in pairs]
     predicted = time.monotonic()
     equal = sum(c.matches for c in comparisons)
+    runners = sorted({realities[p.key].report.get("runner", "docker") for p in pairs})
+    where = {"docker": "a `debian:bookworm-slim` container (docker)",
+             "chroot": "the same debootstrap minbase bookworm filesystem entered with unshare + chroot "
+                       "(ENVBUILDER_REALITY_RUNNER=chroot: the docker engine was busy)"}
     stats = (f"Last run: {len(pairs)} pairs from {len({p.consumer for p in pairs})} consumer projects, "
-             f"**{equal}/{len(pairs)} equal**; downloads (cached after the first run) {fetched - started:.0f} s, "
+             f"**{equal}/{len(pairs)} equal**; reality measured in {' and '.join(where[r] for r in runners)}; downloads (cached after the first run) {fetched - started:.0f} s, "
              f"containers {loaded - fetched:.0f} s{' (an earlier run)' if args.phase == 'predict' else ''}, predictions {predicted - loaded:.0f} s on a 2-core VM.")
     write(args.out, render(comparisons, HEADER.format(stats=stats)))
     print(stats)

@@ -308,6 +308,7 @@ def run_reality(pairs: Iterable[Pair]) -> dict[str, Reality]:
                 report = json.loads(report_path.read_text())
                 report["runner"] = _runner()
                 results[pair.key] = Reality(pair, report, installed)
+                keep(results[pair.key])
         _log(f"  {len(group)} pair(s) in {time.monotonic() - started:.0f} s")
     return results
 
