@@ -50,11 +50,14 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--ci", action="store_true", help="only the CI subset")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "abi-reality.md")
+    parser.add_argument("--only", nargs="*", help="pair keys (consumer-version+torch-version) to load again")
     parser.add_argument("--phase", choices=["all", "reality", "predict"], default="all",
                         help="reality: only load the pairs (hold the docker lock for this part) and keep the "
                              "loader reports in the cache; predict: compare against those kept reports")
     args = parser.parse_args()
     pairs = ci_pairs() if args.ci else PAIRS
+    if args.only:
+        pairs = tuple(p for p in pairs if p.key in args.only)
     os.environ.setdefault("ENVBUILDER_CACHE_DIR", str(harness.cache_dir().parent / "envbuilder-cache"))
     started = time.monotonic()
     harness.fetch(pairs)

@@ -132,7 +132,8 @@ def distribution_elves(dist_name: str, site: str) -> list[tuple[str, dict]]:
 
 
 def load_order(elves: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
-    """Files other files of the same distribution need come first (depth-first on DT_NEEDED)."""
+    """Files other files of the same distribution need come first (depth-first on DT_NEEDED), the
+    vendored libraries last."""
     by_name = {}
     for rel, info in elves:
         by_name[os.path.basename(rel)] = (rel, info)
@@ -146,14 +147,20 @@ def load_order(elves: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
             return
         state[rel] = False
         for name in info["needed"]:
-            if name in by_name:
+            if name in by_name and not vendored(by_name[name][0]):
                 visit(*by_name[name])
         state[rel] = True
         ordered.append((rel, info))
 
-    for rel, info in sorted(elves):
+    # auditwheel's <pkg>.libs/ copies are reached only through an RPATH, never opened by the package:
+    # opening them first would put their SONAME (libcudart.so.12...) in scope for every later file
+    for rel, info in sorted(elves, key=lambda e: (vendored(e[0]), e[0])):
         visit(rel, info)
     return ordered
+
+
+def vendored(rel: str) -> bool:
+    return rel.split("/", 1)[0].endswith(".libs")
 
 
 UNDEFINED = re.compile(r"^(?P<obj>.+?): undefined symbol: (?P<symbol>\S+)")

@@ -64,7 +64,7 @@ def render(comparisons: list[Comparison], header: str) -> str:
     for c in comparisons:
         p = c.reality.pair
         lines.append(f"- **{p.consumer} {p.consumer_version} + torch {p.provider_version}**"
-                     f"{' (CI)' if p.ci else ''}:")
+                     f"{' (CI)' if p.ci else ''} [{c.reality.report.get('runner', 'docker')}]:")
         for load in c.reality.report["loads"]:
             if load.get("skipped"):
                 continue
