@@ -34,7 +34,7 @@ in a fresh venv made of hard links to it plus the consumer wheel installed with 
 `dlopen(RTLD_NOW | RTLD_LOCAL)` of every ELF file the consumer installs, in the package's own load
 order, with the loader's message verbatim (tests/reality/probe.py). **Prediction**: envbuilder's
 link check (`envbuilder/abi/linkcheck.py` `check_wheels`) over the same wheel files, manifest
-`debian-12`. Equal means: the same files fail, each with the library or mangled symbol the loader
+`debian-12-slim` (generated from that image). Equal means: the same files fail, each with the library or mangled symbol the loader
 named among those predicted (ld.so stops at the first undefined symbol of a file; the prediction
 lists them all), and pairs that load have no finding. A file that fails only because a sibling it
 needs failed first is *blocked* and left out of both sides.
@@ -79,7 +79,7 @@ def main() -> int:
                        "(ENVBUILDER_REALITY_RUNNER=chroot: the docker engine was busy)"}
     stats = (f"Last run: {len(pairs)} pairs from {len({p.consumer for p in pairs})} consumer projects, "
              f"**{equal}/{len(pairs)} equal**; reality measured in {' and '.join(where[r] for r in runners)}; downloads (cached after the first run) {fetched - started:.0f} s, "
-             f"containers {loaded - fetched:.0f} s{' (an earlier run)' if args.phase == 'predict' else ''}, predictions {predicted - loaded:.0f} s on a 2-core VM.")
+             f"{'loads in an earlier run' if args.phase == 'predict' else f'loads {loaded - fetched:.0f} s'}, predictions {predicted - loaded:.0f} s on a 2-core VM.")
     write(args.out, render(comparisons, HEADER.format(stats=stats)))
     print(stats)
     for c in comparisons:
