@@ -26,7 +26,14 @@ _dk_install() {
 }
 
 _dk_start() {
-    if /usr/bin/docker info >/dev/null 2>&1; then _dk_log "engine running"; return 0; fi
+    if /usr/bin/docker info >/dev/null 2>&1; then
+        # An engine whose default bridge is gone cannot start containers (a dockerd started with
+        # --bridge=none in this network namespace deletes docker0): restart it so it makes a new one.
+        if ip link show docker0 >/dev/null 2>&1; then _dk_log "engine running"; return 0; fi
+        _dk_log "engine running without its docker0 bridge: restarting it"
+        pkill -x dockerd; local j
+        for j in $(seq 1 30); do pgrep -x dockerd >/dev/null || break; sleep 1; done
+    fi
     setsid /usr/sbin/dockerd >/var/log/dockerd.log 2>&1 < /dev/null &
     local i
     for i in $(seq 1 60); do

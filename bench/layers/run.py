@@ -8,9 +8,12 @@ Run on demand (needs the docker engine that `.ci/parts/10-docker.sh` starts and 
 1. Builds cpu-llamacpp from the committed lock, then with tqdm bumped (re-locked), timing the
    rebuild (skipped when both tags are given).
 2. Compares the two images' layers (diff ids from `docker save`).
-3. Starts a registry on loopback and a second, empty docker engine (its own data root and socket),
-   pushes both images from the first engine, pulls the first image into the second engine, then
-   the bumped one, and sums the bytes the registry sent for that second pull (its access log).
+3. Starts a registry on loopback and a second, empty docker engine (its own data root and socket,
+   in a network namespace of its own so it cannot touch the host engine's `docker0`: a dockerd
+   started with `--bridge=none` deletes that interface), reaching the registry through a socat
+   relay over a unix socket; pushes both images from the first engine, pulls the first image into
+   the second engine, then the bumped one, and sums the bytes the registry sent for that second
+   pull (its access log). Needs root, `ip netns` and socat.
 4. Predicts from the lock alone what a SGLang bump moves in blackwell-sm120's layered venv.
 """
 
@@ -76,15 +79,27 @@ def start_registry(work: Path) -> tuple[subprocess.Popen, Path]:
     return proc, log
 
 
-def start_second_engine(work: Path) -> tuple[subprocess.Popen, str]:
+NETNS = "envbuilder-bench"
+
+
+def start_second_engine(work: Path) -> tuple[list[subprocess.Popen], str]:
+    """dockerd in its own network namespace (entered with nsenter: `ip netns exec` would also remount
+    /sys and hide the cgroups dockerd needs), the registry relayed into it on its own loopback."""
+    sh("ip", "netns", "add", NETNS)
+    sh("ip", "netns", "exec", NETNS, "ip", "link", "set", "lo", "up")
+    relay = work / "registry.sock"
+    procs = [subprocess.Popen(["socat", f"UNIX-LISTEN:{relay},fork", f"TCP:127.0.0.1:{PORT}"]),
+             subprocess.Popen(["nsenter", f"--net=/run/netns/{NETNS}", "socat",
+                               f"TCP-LISTEN:{PORT},bind=127.0.0.1,fork,reuseaddr", f"UNIX-CONNECT:{relay}"])]
     sock = work / "engine2.sock"
-    proc = subprocess.Popen(["dockerd", "--data-root", str(work / "engine2"), "--exec-root", str(work / "exec2"),
-                             "-H", f"unix://{sock}", "--pidfile", str(work / "engine2.pid"), "--bridge=none",
-                             "--iptables=false", "--ip-masq=false"],
-                            stdout=(work / "engine2.log").open("w"), stderr=subprocess.STDOUT)
+    procs.append(subprocess.Popen(
+        ["nsenter", f"--net=/run/netns/{NETNS}", "dockerd", "--data-root", str(work / "engine2"), "--exec-root",
+         str(work / "exec2"), "-H", f"unix://{sock}", "--pidfile", str(work / "engine2.pid"), "--bridge=none",
+         "--iptables=false", "--ip-masq=false"],
+        stdout=(work / "engine2.log").open("w"), stderr=subprocess.STDOUT))
     host = f"unix://{sock}"
     _wait(lambda: sh(DOCKER, "-H", host, "info", check=False).returncode == 0, "second engine")
-    return proc, host
+    return procs, host
 
 
 def _wait(ready, what: str, seconds: float = 60) -> None:
@@ -111,7 +126,7 @@ def blob_bytes(log_text: str) -> int:
 
 def pull_cost(first: str, bumped: str, work: Path) -> dict:
     registry, log = start_registry(work)
-    engine2, host = start_second_engine(work)
+    helpers, host = start_second_engine(work)
     try:
         remote = {}
         for tag in (first, bumped):
@@ -128,9 +143,10 @@ def pull_cost(first: str, bumped: str, work: Path) -> dict:
                 "bumped_pull_s": round(time.monotonic() - started, 2),
                 "layers_already_present": out.count("Already exists"), "layers_pulled": out.count("Pull complete")}
     finally:
-        for proc in (engine2, registry):
+        for proc in (*reversed(helpers), registry):
             proc.terminate()
             proc.wait(30)
+        sh("ip", "netns", "delete", NETNS, check=False)
 
 
 def predicted_sglang_bump() -> dict:
