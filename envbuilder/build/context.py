@@ -104,6 +104,11 @@ def _tool_dependencies() -> list[str]:
     return sorted(out, key=str.lower)
 
 
+#: envbuilder's data files (knowledge YAML and its subfolders, like the system manifests): a superset
+#: of pyproject.toml's package-data, so the image's copy never lacks one the checkout has.
+TOOL_PACKAGE_DATA = ["knowledge/*.yaml", "knowledge/*/*.yaml", "py.typed"]
+
+
 def _tool_pyproject(deps: list[str]) -> bytes:
     """A minimal pyproject for installing envbuilder from the copied source (works for a wheel
     install of envbuilder too, which has no pyproject of its own to copy)."""
@@ -112,7 +117,7 @@ def _tool_pyproject(deps: list[str]) -> bytes:
         "project": {"name": "envbuilder", "version": envbuilder.__version__, "requires-python": ">=3.11",
                     "dependencies": deps, "scripts": {"envbuilder": "envbuilder.cli:main"}},
         "tool": {"setuptools": {"packages": {"find": {"include": ["envbuilder*"]}},
-                                "package-data": {"envbuilder": ["knowledge/*.yaml", "py.typed"]}}},
+                                "package-data": {"envbuilder": TOOL_PACKAGE_DATA}}},
     }
     return tomli_w.dumps(doc).encode()
 
