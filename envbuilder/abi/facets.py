@@ -6,7 +6,7 @@ two copies of that logic would drift. Facets come from three sources, in order o
 binary itself (an inspection report), the knowledge base, the wheel name. Each source yields a
 partial `Facets`; `layered` lets the more trusted one win field by field.
 
-Arch semantics (Blackwell compatibility guide, compat-facts Q2.2/Q2.3):
+Arch semantics (Blackwell compatibility guide):
 - SASS `sm_XY` runs on devices of the same major and an equal or higher minor;
 - SASS or PTX `sm_XYa` runs only on exactly that arch;
 - `sm_XYf` runs on the same major with an equal or higher minor (a family);

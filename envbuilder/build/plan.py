@@ -55,7 +55,7 @@ BINARY_RECIPES = {
     ),
 }
 
-#: Per-package CUDA build knobs (compat-facts Q5.2): forced values and the variable naming archs.
+#: Per-package CUDA build knobs: forced values and the variable naming archs.
 FORCED_ENV = {"flash-attn": {"FLASH_ATTENTION_FORCE_BUILD": "TRUE"}}  # else setup.py downloads a wheel
 ARCH_ENV = {"flash-attn": "FLASH_ATTN_CUDA_ARCHS"}
 

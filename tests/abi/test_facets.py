@@ -35,7 +35,7 @@ def test_arch_parse_rejects(text):
         GpuArch.parse(text)
 
 
-# (code, device, ptx, runs): compat-facts Q2.2/Q2.3
+# (code, device, ptx, runs): the Blackwell compatibility guide
 RUNS = [
     ("sm_120", "sm_120", False, True),
     ("sm_120", "sm_121", False, True),     # same major, higher minor

@@ -1,7 +1,7 @@
 """The shipped blackwell-sm120 stack as a Lock, and small edits of it for the gate's cases.
 
 Uses the committed `locks/blackwell-sm120.lock.toml` when it exists; until then a lock built
-from the matrix's pins with the wheel names the index publishes (compat-facts Q3, Q5, Q7).
+from the matrix's pins with the wheel names the index publishes.
 """
 
 from __future__ import annotations
