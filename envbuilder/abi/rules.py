@@ -65,7 +65,7 @@ def sort_findings(findings: Iterable[Finding]) -> list[Finding]:
 
 
 def reference_of(source: str | None) -> str | None:
-    """The first URL in a knowledge `source:` (some cite compat-facts and a URL), else the text."""
+    """The first URL in a knowledge `source:` (some cite a document in this repository and a URL), else the text."""
     if not source:
         return None
     match = _URL.search(source)

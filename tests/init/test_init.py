@@ -31,17 +31,17 @@ source = { editable = "." }
 [[package]]
 name = "app"
 version = "1.0"
-source = { registry = "https://pypi.org/simple" }
+source = { registry = "https://index.example/simple" }
 
 [[package]]
 name = "lib"
 version = "1.1"
-source = { registry = "https://pypi.org/simple" }
+source = { registry = "https://index.example/simple" }
 
 [[package]]
 name = "extra-tool"
 version = "3.0"
-source = { registry = "https://pypi.org/simple" }
+source = { registry = "https://index.example/simple" }
 """
 PYLOCK = """lock-version = "1.0"
 created-by = "uv"
