@@ -95,10 +95,15 @@ class ServerProcess:
         except subprocess.TimeoutExpired:
             return None
 
-    def stop(self, grace_s: float) -> int | None:
-        """SIGTERM the whole group, wait `grace_s`, then SIGKILL; returns the exit status."""
+    def stop(self, grace_s: float, *, signalled: bool = False) -> int | None:
+        """SIGTERM the whole group, wait `grace_s`, then SIGKILL; returns the exit status.
+
+        `signalled`: the user's signal already reached the group, so give it the grace period first;
+        a second signal makes llama-server and vLLM skip their own clean-up and exit 1."""
         if not self._proc:
             return None
+        if signalled and self._proc.poll() is None:
+            self.wait(grace_s)
         if self._proc.poll() is None:
             self.send_signal(signal.SIGTERM)
             if self.wait(grace_s) is None:
@@ -113,10 +118,10 @@ class ServerProcess:
 
 
 @contextlib.contextmanager
-def forward_signals(server: ServerProcess) -> Iterator[list[int]]:
+def forward_signals(server: ServerProcess, received: list[int]) -> Iterator[list[int]]:
     """While inside, SIGINT/SIGTERM/SIGHUP go to the server group, then interrupt us (KeyboardInterrupt)
-    so whatever we were doing (waiting, benchmarking) unwinds to the code that stops the server."""
-    received: list[int] = []
+    so whatever we were doing (waiting, benchmarking) unwinds to the code that stops the server.
+    Each signal is appended to `received`, which outlives the block for that code to read."""
 
     def handler(signum, _frame) -> None:
         received.append(signum)

@@ -39,8 +39,9 @@ def serve(command: ServeCommand, profile: ServeProfile, log_path: Path, *, exit_
     server = ServerProcess(command, log_path)
     console.print(f"starting: {command.shell()}\nlog: {log_path}")
     server.start()
+    received: list[int] = []
     try:
-        with forward_signals(server) as received:
+        with forward_signals(server, received):
             facts = wait_ready(command.base_url, ready_path=profile.ready_path, models_path=profile.models_path,
                                info_path=profile.info_path, deadline_s=profile.startup_timeout_s,
                                interval_s=profile.poll_interval_s, server=server, progress=_progress(console),
@@ -54,7 +55,7 @@ def serve(command: ServeCommand, profile: ServeProfile, log_path: Path, *, exit_
                 return 0
             return _wait_for_exit(server, received, console)
     finally:
-        rc = server.stop(profile.stop_timeout_s)
+        rc = server.stop(profile.stop_timeout_s, signalled=bool(received))
         console.print(f"server stopped (status {rc}); log: {log_path}")
 
 
