@@ -18,12 +18,8 @@ by the sdist's sha256, so each sdist is read (or built) once.
 from __future__ import annotations
 
 import hashlib
-import os
-import sys
 import tarfile
-import subprocess
 import tempfile
-import threading
 import tomllib
 import zipfile
 from dataclasses import dataclass
@@ -34,13 +30,12 @@ from typing import Any
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from envbuilder.errors import BadInput, Unreachable
+from envbuilder.errors import BadInput
+from envbuilder.index.backend import BUILD_PYTHON, backend_metadata
 from envbuilder.index.errors import DynamicMetadata
 from envbuilder.index.distmeta import MetadataNotFound, read_sdist_pkg_info
 from envbuilder.index.models import CoreMetadata
 
-_ENV_LOCK = threading.Lock()  # backend runs set PIP_INDEX_URL in os.environ: one at a time
-BUILD_PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 
 
 @dataclass(frozen=True)
@@ -146,7 +141,7 @@ def sdist_metadata(path: Path, project: str, filename: str, version: str, index_
         text = pep621_metadata(pyproject, project, version, filename)
         if text is not None:
             return SourceMetadata(text, "pyproject")
-    built = backend_metadata(path, filename, index_url)
+    built = sdist_backend_metadata(path, filename, index_url)
     described = CoreMetadata.parse(built)
     if canonicalize_name(described.name) != canonicalize_name(project):
         raise DynamicMetadata(f"{filename}: its build backend describes {described.name} {described.version}, "
@@ -171,45 +166,10 @@ def _read_member(path: Path, filename: str, name: str) -> bytes | None:
         raise MetadataNotFound(f"{filename}: cannot read the sdist: {exc}") from exc
 
 
-def backend_metadata(path: Path, filename: str, index_url: str | None) -> str:
-    """METADATA from the build backend's `prepare_metadata_for_build_wheel`, in an isolated env."""
-    try:
-        from build import BuildBackendException, ProjectBuilder
-        from build.env import DefaultIsolatedEnv
-    except ImportError as exc:  # pragma: no cover - `build` is a dependency
-        raise Unreachable(f"the `build` package is missing ({exc}): reinstall envbuilder") from None
-    with _ENV_LOCK, tempfile.TemporaryDirectory(prefix="envbuilder-meta-") as tmp:
-        source = _extract(path, filename, Path(tmp) / "src")
-        if not (source / "pyproject.toml").is_file() and not (source / "setup.py").is_file():
-            raise DynamicMetadata(f"{filename}: its dependencies are only known by building it (PKG-INFO is "
-                                  "older than Metadata 2.2 or marks them Dynamic), and it has neither "
-                                  "pyproject.toml nor setup.py to build; give static metadata for it in the "
-                                  "matrix (`metadata: {requires_dist: [...]}`)")
-        saved = {k: os.environ.get(k) for k in ("PIP_INDEX_URL", "PIP_NO_INPUT")}
-        if index_url:
-            os.environ["PIP_INDEX_URL"] = index_url
-        os.environ["PIP_NO_INPUT"] = "1"
-        try:
-            with DefaultIsolatedEnv() as env:
-                builder = ProjectBuilder.from_isolated_env(env, source)
-                env.install(builder.build_system_requires)
-                env.install(builder.get_requires_for_build("wheel"))
-                dist_info = Path(builder.metadata_path(Path(tmp) / "out"))
-                return (dist_info / "METADATA").read_text("utf-8")
-        except BuildBackendException as exc:
-            raise DynamicMetadata(f"{filename}: its build backend could not prepare metadata ({exc}); give static "
-                           f"metadata for it in the matrix (`metadata: {{requires_dist: [...]}}`)") from None
-        except (subprocess.CalledProcessError, OSError) as exc:  # pip could not install the build requirements
-            raise DynamicMetadata(f"{filename}: its dependencies are only known by building it, and its build "
-                                  f"requirements could not be installed from the index ({exc}); check the index, "
-                                  "or give static metadata for it in the matrix (`metadata: {requires_dist: [...]}`)"
-                                  ) from None
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
+def sdist_backend_metadata(path: Path, filename: str, index_url: str | None) -> str:
+    """Unpack the sdist and ask its build backend (envbuilder.index.backend)."""
+    with tempfile.TemporaryDirectory(prefix="envbuilder-sdist-") as tmp:
+        return backend_metadata(_extract(path, filename, Path(tmp) / "src"), filename, index_url)
 
 
 def _extract(path: Path, filename: str, dest: Path) -> Path:
