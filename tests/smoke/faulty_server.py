@@ -2,8 +2,9 @@
 
 Behaviours: `die` (sends a few chunks, then drops the connection mid-stream), `stay503`
 (never becomes ready), `malformed` (a data line that is not JSON), `stall` (answers headers, then
-nothing, for ever) and `stall_concurrent` (answers normally one at a time, stalls any request that
-arrives while another is in flight: a concurrency-1 level finishes, a higher one never does). Everything else is tested
+nothing, for ever) and `stall_after` (answers the first `answered` requests, stalls every later
+one: with `--warmup 1 --requests 4`, answered=6 (one calibration request first) lets the concurrency-1 level finish and no later
+level; counted, not timed, so a loaded machine cannot change which level stalls). Everything else is tested
 against real llama-server and transformers serve.
 """
 
@@ -48,22 +49,11 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers.get("content-length", 0)))
         with self.server.lock:  # type: ignore[attr-defined]
-            self.server.in_flight += 1  # type: ignore[attr-defined]
-            crowded = self.server.in_flight > 1  # type: ignore[attr-defined]
-        self._left = False
-        try:
-            self._answer(crowded)
-        finally:
-            self._leave()
+            self.server.posts += 1  # type: ignore[attr-defined]
+            late = self.server.posts > self.server.answered  # type: ignore[attr-defined]
+        self._answer(stall=self.mode == "stall" or (self.mode == "stall_after" and late))
 
-    def _leave(self) -> None:
-        """Count this request out before its last bytes go: the client may send the next one at once."""
-        if not self._left:
-            self._left = True
-            with self.server.lock:  # type: ignore[attr-defined]
-                self.server.in_flight -= 1  # type: ignore[attr-defined]
-
-    def _answer(self, crowded: bool) -> None:
+    def _answer(self, stall: bool) -> None:
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("transfer-encoding", "chunked")
@@ -73,11 +63,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
             self.wfile.flush()
 
-        if self.mode == "stall_concurrent" and not crowded:
-            time.sleep(0.1)  # long enough that a level's concurrent requests overlap here
-            with self.server.lock:  # type: ignore[attr-defined]
-                crowded = self.server.in_flight > 1  # type: ignore[attr-defined]
-        if self.mode == "stall" or (self.mode == "stall_concurrent" and crowded):
+        if stall:
             self.server.stalled.set()  # type: ignore[attr-defined]
             self.server.stopping.wait()  # type: ignore[attr-defined]
             return
@@ -89,18 +75,17 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if self.mode == "malformed":
             send(b"data: {this is not json\n\n")
-        self._leave()
         send(_chunk(" end", "length"))
         send(b"data: [DONE]\n\n")
         send(b"")
 
 
 class FaultyServer:
-    def __init__(self, mode: str) -> None:
+    def __init__(self, mode: str, answered: int = 0) -> None:
         handler = type("Handler", (_Handler,), {"mode": mode})
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.httpd.daemon_threads = True
-        self.httpd.lock, self.httpd.in_flight = threading.Lock(), 0  # type: ignore[attr-defined]
+        self.httpd.lock, self.httpd.posts, self.httpd.answered = threading.Lock(), 0, answered  # type: ignore[attr-defined]
         self.httpd.stalled, self.httpd.stopping = threading.Event(), threading.Event()  # type: ignore[attr-defined]
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)

@@ -10,6 +10,9 @@ import time
 from faulty_server import FaultyServer
 
 
+LEVEL_ONE = 6  # requests until the concurrency-1 level is done: 1 calibration + --warmup 1 + --requests 4
+
+
 def _cmd(url, tmp_path, *extra):
     return [sys.executable, "-m", "envbuilder", "smoke", "--endpoint", url, "--concurrency", "1,4",
             "--requests", "4", "--warmup", "1", "--json", str(tmp_path / "r.json"), "--html", str(tmp_path / "r.html"),
@@ -28,7 +31,7 @@ def _check_partial(tmp_path, reason: str) -> dict:
 
 
 def test_a_level_deadline_keeps_the_finished_levels(tmp_path):
-    with FaultyServer("stall_concurrent") as server:
+    with FaultyServer("stall_after", answered=LEVEL_ONE) as server:
         began = time.monotonic()
         proc = subprocess.run(_cmd(server.url, tmp_path, "--level-deadline", "2"), capture_output=True, text=True,
                               timeout=120)
@@ -39,7 +42,7 @@ def test_a_level_deadline_keeps_the_finished_levels(tmp_path):
 
 
 def test_ctrl_c_writes_a_partial_report(tmp_path):
-    with FaultyServer("stall_concurrent") as server:
+    with FaultyServer("stall_after", answered=LEVEL_ONE) as server:
         proc = subprocess.Popen(_cmd(server.url, tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         assert server.stalled.wait(60), "the sweep never reached the second level"
         time.sleep(0.3)
@@ -59,7 +62,7 @@ def test_request_timeout_bounds_each_request(tmp_path):
 
 
 def test_a_partial_report_cannot_be_a_baseline(tmp_path):
-    with FaultyServer("stall_concurrent") as server:
+    with FaultyServer("stall_after", answered=LEVEL_ONE) as server:
         first = subprocess.run(_cmd(server.url, tmp_path, "--level-deadline", "2"), capture_output=True, timeout=120)
         assert first.returncode == 1 and json.loads((tmp_path / "r.json").read_text())["partial"] is True
         (tmp_path / "base.json").write_bytes((tmp_path / "r.json").read_bytes())
