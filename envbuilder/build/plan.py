@@ -13,8 +13,10 @@ from datetime import datetime, timezone
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from envbuilder.build import buildenv
 from envbuilder.build.layers import Layer, plan_layers
 from envbuilder.errors import BadInput
+from envbuilder.knowledge import BinaryRecipe, Knowledge
 from envbuilder.lock.model import Artifact, Lock, LockedPackage
 from envbuilder.matrix import Target
 
@@ -31,41 +33,12 @@ BUILD_TOOLS = ("setuptools", "wheel", "packaging", "ninja", "psutil")
 
 
 @dataclass(frozen=True)
-class BinaryRecipe:
-    """How to build one binary out of a package's sdist (the matrix says `build.target: NAME`).
-
-    llama-cpp-python's own CMakeLists is a scikit-build wrapper for the Python bindings; the server
-    is a target of the llama.cpp it vendors, so the build runs cmake on that directory.
-    """
-
-    source_dir: str
-    cmake_target: str
-    output: str
-    cmake_defaults: tuple[str, ...]
-    runtime_apt: tuple[str, ...] = ()  # shared libraries the binary loads (verify runs it to prove it)
-
-
-BINARY_RECIPES = {
-    "llama-server": BinaryRecipe(
-        source_dir="vendor/llama.cpp", cmake_target="llama-server", output="bin/llama-server",
-        # GGML_NATIVE=OFF: -march=native would tie the binary to the builder's CPU.
-        cmake_defaults=("-DCMAKE_BUILD_TYPE=Release", "-DGGML_NATIVE=OFF", "-DLLAMA_CURL=OFF",
-                        "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_EXAMPLES=OFF"),
-        runtime_apt=("libgomp1",),  # ggml's CPU backend uses OpenMP, linked dynamically
-    ),
-}
-
-#: Per-package CUDA build knobs: forced values and the variable naming archs.
-FORCED_ENV = {"flash-attn": {"FLASH_ATTENTION_FORCE_BUILD": "TRUE"}}  # else setup.py downloads a wheel
-ARCH_ENV = {"flash-attn": "FLASH_ATTN_CUDA_ARCHS"}
-
-
-@dataclass(frozen=True)
 class SourceBuild:
     """One stage that turns a locked sdist (or git commit) into a wheel or a binary.
 
     Its inputs are only what the product's ABI depends on: the sdist, the locked ABI providers
-    (torch), the toolkit and archs, its env. Bumping any other package leaves this stage cached.
+    (its lock entry's `build.requires`), the toolkit and archs, its env. Bumping any other package
+    leaves this stage cached.
     """
 
     package: LockedPackage
@@ -180,77 +153,27 @@ class BuildPlan:
                 "venv": VENV, "products": products}
 
 
-def _arch_number(arch: str) -> str:
-    """sm_120 -> '120', sm_90a -> '90': flash-attn's list names SASS families by number."""
-    return arch.removeprefix("sm_").rstrip("af")
+def _binary_recipe(target: Target, knowledge: Knowledge, pkg: LockedPackage, name: str) -> BinaryRecipe:
+    """The recipe `build.target` names: the matrix's `knowledge.binary_recipes`, then the shipped ones."""
+    recipe = knowledge.binary_recipe(name)
+    if recipe is None:
+        where = target.origins.get(("packages", pkg.name, "build", "target"), target.source_path)
+        known = ", ".join(sorted({r.name for r in knowledge.binary_recipes})) or "none"
+        raise BadInput(f"{where}: key 'packages.{pkg.name}.build.target': no recipe for {name!r} (known: {known}); "
+                       "add one under the matrix's `knowledge: binary_recipes:` (docs/build.md)")
+    return recipe
 
 
-def _torch_arch(arch: str) -> str:
-    """sm_120 -> '12.0', sm_90a -> '9.0a': torch's TORCH_CUDA_ARCH_LIST spelling."""
-    digits = arch.removeprefix("sm_")
-    suffix = digits[-1] if digits[-1] in "af" else ""
-    digits = digits.rstrip("af")
-    return f"{digits[:-1]}.{digits[-1]}{suffix}"
-
-
-def _check_cuda_major(lock: Lock, cuda: str) -> None:
-    torch = lock.package("torch")
-    torch_cuda = torch.facets.cuda if torch and torch.facets else None
-    if torch_cuda and torch_cuda.split(".")[0] != cuda.split(".")[0]:
-        raise BadInput(
-            f"lock {lock.target}: key 'toolchain.cuda' is {cuda} but torch {torch.version} was built for CUDA "
-            f"{torch_cuda}: extension builds need the same CUDA major (torch raises on a mismatch); "
-            f"set toolchain.cuda to {torch_cuda} in the matrix and re-lock")
-
-
-def _cuda_env(pkg: LockedPackage, cuda_home: str, arch: str | None, cxx11: bool | None) -> dict[str, str]:
-    env = {"CUDA_HOME": cuda_home, "NVCC_THREADS": "4"}
-    name = canonicalize_name(pkg.name)
-    if arch:
-        env["TORCH_CUDA_ARCH_LIST"] = _torch_arch(arch)
-        if name in ARCH_ENV:
-            env[ARCH_ENV[name]] = _arch_number(arch)
-    if name == "flash-attn" and cxx11:
-        env["FLASH_ATTENTION_FORCE_CXX11_ABI"] = "TRUE"
-    return env
-
-
-def _build_env(lock: Lock, pkg: LockedPackage, plan_cuda: str | None, arch: str | None) -> dict[str, str]:
-    """Derived knobs first, the lock's recipe env over them, forced knobs last (they are the gotchas)."""
-    env: dict[str, str] = {}
-    recipe = pkg.build
-    if plan_cuda and recipe is not None and recipe.cuda:
-        torch = lock.package("torch")
-        cxx11 = torch.facets.cxx11_abi if torch and torch.facets else None
-        env.update(_cuda_env(pkg, f"/usr/local/cuda-{plan_cuda}", arch, cxx11))
-    env.update(recipe.env if recipe else {})
-    env.update(FORCED_ENV.get(canonicalize_name(pkg.name), {}))
-    return env
-
-
-def _arch_note(pkg: LockedPackage, env: dict[str, str], arch: str | None) -> list[str]:
-    var = ARCH_ENV.get(canonicalize_name(pkg.name))
-    if not (var and arch and var in env):
-        return []
-    wanted = _arch_number(arch)
-    if wanted not in env[var].replace(",", ";").split(";"):
-        return [f"{pkg.name}: {var}={env[var]} does not include the target arch {arch} ({wanted})"]
-    return []
-
-
-def _source_build(lock: Lock, target: Target, pkg: LockedPackage, cuda: str | None,
+def _source_build(lock: Lock, target: Target, knowledge: Knowledge, pkg: LockedPackage, cuda: str | None,
                   arch: str | None) -> tuple[SourceBuild, list[str]]:
     spec = target.matrix.spec(pkg.name)
     build = spec.build if spec is not None else None
-    env = _build_env(lock, pkg, cuda, arch)
-    notes = _arch_note(pkg, env, arch)
+    fact = knowledge.binary(pkg.name, pkg.version)
+    env = buildenv.build_env(lock, pkg, fact, cuda, arch)
+    notes = buildenv.arch_note(pkg, fact, env, arch)
     stage = f"build-{canonicalize_name(pkg.name)}"
     if build is not None and build.target:
-        recipe = BINARY_RECIPES.get(build.target)
-        if recipe is None:
-            where = target.origins.get(("packages", pkg.name, "build", "target"), target.source_path)
-            raise BadInput(f"{where}: key 'packages.{pkg.name}.build.target': no recipe for {build.target!r} "
-                           f"(known: {', '.join(sorted(BINARY_RECIPES))})")
+        recipe = _binary_recipe(target, knowledge, pkg, build.target)
         return SourceBuild(pkg, stage, "binary", tuple(sorted(env.items())), tuple(build.apt),
                            binary=recipe), notes
     inputs = _closure(lock, [_dependency_name(r) for r in (pkg.build.requires if pkg.build else ())])
@@ -306,14 +229,17 @@ def _python(lock: Lock, target: Target) -> str:
     return ".".join(value.split(".")[:2])
 
 
-def make_plan(lock: Lock, target: Target, matrix_files: tuple[str, ...] = ()) -> BuildPlan:
+def make_plan(lock: Lock, target: Target, matrix_files: tuple[str, ...] = (),
+              knowledge: Knowledge | None = None) -> BuildPlan:
+    """`knowledge`: the facts recipes come from (default: the shipped ones with the matrix's overlay)."""
     if lock.target != target.name:
         raise BadInput(f"lock is for target {lock.target!r}, matrix is {target.name!r}")
+    knowledge = knowledge or target.knowledge_base()
     tc = lock.toolchain
     cuda = tc.get("cuda") or target.toolchain.cuda
     arch = tc.get("gpu-arch") or (target.hardware.gpu.arch if target.hardware.gpu else None)
     if cuda:
-        _check_cuda_major(lock, cuda)
+        buildenv.check_cuda_major(lock, cuda, buildenv.cuda_providers(lock, knowledge))
     notes: list[str] = list(target.warnings)
     if lock.matrix_digest != target.digest:
         notes.append(f"the lock was made from another version of {target.source_path.name}: "
@@ -322,7 +248,7 @@ def make_plan(lock: Lock, target: Target, matrix_files: tuple[str, ...] = ()) ->
     for pkg in sorted(lock.packages, key=lambda p: canonicalize_name(p.name)):
         if pkg.build is None:
             continue
-        build, more = _source_build(lock, target, pkg, cuda, arch)
+        build, more = _source_build(lock, target, knowledge, pkg, cuda, arch)
         builds.append(build)
         notes += more
         if build.tools_unhashed:

@@ -56,7 +56,8 @@ def _environment() -> jinja2.Environment:
                              autoescape=False)
     # Every value from the lock or the matrix goes through one of these (see envbuilder.quoting).
     env.filters.update(env_quote=quoting.dockerfile_string, word=quoting.dockerfile_word,
-                       comment=quoting.dockerfile_comment, json_string=quoting.dockerfile_json)
+                       comment=quoting.dockerfile_comment, json_string=quoting.dockerfile_json,
+                       shell=quoting.shell_word)  # one word of a RUN line (recipes are data: quoted)
     env.filters["format_glob"] = lambda stage: f"/mnt/{stage}/*.whl"
     return env
 

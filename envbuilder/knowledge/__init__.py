@@ -2,6 +2,9 @@
 
 Facts live in YAML beside this file, each with a `source:`; this module only types and queries
 them. A matrix may add facts for its target (`knowledge:` overlay); those are consulted first.
+Build-only facts (binary recipes, a package's build env knobs, envbuilder.knowledge.recipes) are read
+when an image is planned and are left out of the digest a lock records: changing one changes the
+Dockerfile, never the lock.
 """
 
 from __future__ import annotations
@@ -18,9 +21,12 @@ from packaging.version import Version
 from pydantic import Field
 from ruamel.yaml import YAML
 
+from envbuilder.knowledge.recipes import BinaryRecipe, BuildEnv
 from envbuilder.model import StrictModel
 
-FILES = ("cuda.yaml", "arches.yaml", "binaries.yaml", "issues.yaml")
+FILES = ("cuda.yaml", "arches.yaml", "binaries.yaml", "issues.yaml", "recipes.yaml")
+#: Facts a lock does not depend on (see the module docstring): excluded from `Knowledge.digest`.
+BUILD_ONLY = {"binary_recipes": True, "binaries": {"__all__": {"build_env"}}}
 
 
 class Toolkit(StrictModel):
@@ -65,6 +71,7 @@ class BinaryFact(StrictModel):
     ptx: tuple[str, ...] = ()
     build_archs: dict[str, tuple[str, ...]] = Field(default_factory=dict)
     arch_env: str | None = None  # the build env variable that narrows build_archs (a source build)
+    build_env: BuildEnv | None = None  # build-only: forced knobs, the cxx11 flag, how arch_env spells an arch
     source: str
 
     def matches(self, package: str, version: str) -> bool:
@@ -121,10 +128,12 @@ class Knowledge(StrictModel):
     binaries: tuple[BinaryFact, ...]
     wheel_name_conventions: tuple[WheelNameConvention, ...]
     known_issues: tuple[KnownIssue, ...]
+    binary_recipes: tuple[BinaryRecipe, ...] = ()
 
     @property
     def digest(self) -> str:
-        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        facts = self.model_dump(mode="json", exclude=BUILD_ONLY)
+        canonical = json.dumps(facts, sort_keys=True, separators=(",", ":"))
         return "sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
 
     def min_driver(self, cuda: str) -> Version | None:
@@ -152,6 +161,10 @@ class Knowledge(StrictModel):
     def binary(self, package: str, version: str) -> BinaryFact | None:
         return next((b for b in self.binaries if b.matches(package, version)), None)
 
+    def binary_recipe(self, name: str) -> BinaryRecipe | None:
+        """The recipe `build.target: NAME` selects (a matrix's own first, so it can replace a shipped one)."""
+        return next((r for r in self.binary_recipes if r.name == name), None)
+
     def issues_for(self, package: str, version: str) -> list[KnownIssue]:
         return [i for i in self.known_issues if i.affects(package, version)]
 
@@ -160,7 +173,7 @@ class Knowledge(StrictModel):
         if not overlay:
             return self
         data = self.model_dump(mode="json")
-        for key in ("binaries", "known_issues"):
+        for key in ("binaries", "known_issues", "binary_recipes"):
             data[key] = list(overlay.get(key, ())) + data[key]
         return Knowledge.model_validate(data)
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from envbuilder.errors import BadInput
+from envbuilder.knowledge import Knowledge, load_knowledge
 from envbuilder.matrix.loader import Origin, load_matrix, matrix_digest
 from envbuilder.matrix.schema import Matrix, PackageSpec
 
@@ -38,6 +39,11 @@ class Target:
             notes.append(f"{where}: base image {self.matrix.toolchain.base_image!r} is a tag, not a digest: "
                          "the lock records it as unpinned")
         return notes
+
+    def knowledge_base(self) -> Knowledge:
+        """The shipped knowledge with this matrix's own facts first (packaged data: no host read)."""
+        overlay = self.matrix.knowledge
+        return load_knowledge().with_overlay(overlay.model_dump(mode="json") if overlay is not None else None)
 
     def __getattr__(self, item: str) -> Any:
         return getattr(self.matrix, item)

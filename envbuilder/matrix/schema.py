@@ -16,7 +16,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 from pydantic import Field, field_validator, model_validator
 
-from envbuilder.knowledge import BinaryFact, KnownIssue
+from envbuilder.knowledge import BinaryFact, BinaryRecipe, KnownIssue
 from envbuilder.model import StrictModel
 from envbuilder.serve.profile import ServeProfile
 from envbuilder.smoke.profile import SmokeProfile, check_metric
@@ -205,6 +205,7 @@ class KnowledgeOverlay(StrictModel):
 
     known_issues: tuple[KnownIssue, ...] = ()
     binaries: tuple[BinaryFact, ...] = ()
+    binary_recipes: tuple[BinaryRecipe, ...] = ()  # `build.target: NAME` looks here first
 
 
 def _parse_version(value: str) -> Version:
