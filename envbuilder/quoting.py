@@ -67,3 +67,22 @@ def requirements_text(value: object) -> str:
         raise BadInput(f"{text!r} cannot be written to a requirements file (pip would expand '${{', "
                        "cut at ' #' or join at a trailing '\\')")
     return text
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>@~&:])")
+
+
+def markdown_text(value: object, limit: int = 300) -> str:
+    """Untrusted text (a commit subject) as inert Markdown: one line, every punctuation mark escaped.
+
+    CommonMark lets any ASCII punctuation be backslash-escaped, so nothing in the text can open a
+    link, an image, HTML, a table cell, an @mention or an issue reference in a GitHub PR body."""
+    text = CONTROL.sub(" ", str(value)).strip()
+    text = text if len(text) <= limit else text[: limit - 1] + "…"
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+
+
+def markdown_code(value: object, limit: int = 300) -> str:
+    """Untrusted text as a Markdown code span: one line, no backtick that could close it early."""
+    text = CONTROL.sub(" ", str(value)).replace("`", "'").strip()
+    return f"`{text if len(text) <= limit else text[: limit - 1] + '…'}`"

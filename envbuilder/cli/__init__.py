@@ -23,7 +23,7 @@ err_console = make_console(stderr=True)
 COMMAND_MODULES = {
     "targets": "targets", "lock": "lock", "explain": "explain", "inspect": "inspect", "gate": "gate",
     "export": "export", "render": "render", "bake": "render", "build": "build", "verify": "verify",
-    "serve": "serve", "smoke": "smoke", "doctor": "doctor", "init": "init", "validated": "validated", "link": "link",
+    "serve": "serve", "smoke": "smoke", "doctor": "doctor", "init": "init", "validated": "validated", "link": "link", "bump": "bump",
 }
 
 
