@@ -57,8 +57,8 @@ def _arch_number(arch: str) -> str:
     return arch.removeprefix("sm_").rstrip("af")
 
 
-def torch_arch(arch: str) -> str:
-    """sm_120 -> '12.0', sm_90a -> '9.0a': torch's TORCH_CUDA_ARCH_LIST spelling."""
+def dotted_arch(arch: str) -> str:
+    """sm_120 -> '12.0', sm_90a -> '9.0a': the dotted spelling of TORCH_CUDA_ARCH_LIST."""
     digits = arch.removeprefix("sm_")
     suffix = digits[-1] if digits[-1] in "af" else ""
     digits = digits.rstrip("af")
@@ -68,13 +68,13 @@ def torch_arch(arch: str) -> str:
 def spelled_arch(fact: BinaryFact, arch: str) -> str:
     """The target arch as the fact's `arch_env` variable writes it."""
     spelling = fact.build_env.arch_spelling if fact.build_env else "number"
-    return torch_arch(arch) if spelling == "dotted" else _arch_number(arch)
+    return dotted_arch(arch) if spelling == "dotted" else _arch_number(arch)
 
 
 def _cuda_env(fact: BinaryFact | None, cuda_home: str, arch: str | None, cxx11: bool | None) -> dict[str, str]:
     env = {"CUDA_HOME": cuda_home, "NVCC_THREADS": "4"}
     if arch:
-        env["TORCH_CUDA_ARCH_LIST"] = torch_arch(arch)
+        env["TORCH_CUDA_ARCH_LIST"] = dotted_arch(arch)
         if fact is not None and fact.arch_env:
             env[fact.arch_env] = spelled_arch(fact, arch)
     if cxx11 and fact is not None and fact.build_env and fact.build_env.cxx11_abi:
