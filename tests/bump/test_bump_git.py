@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -128,3 +129,30 @@ def test_a_failed_relock_puts_the_matrix_back(project, index_with_httpx_deps, br
     result = project.run("bump", "groll", "httpx", "--branch", "main")
     assert result.rc == 1, result.text
     assert (matrix.read_bytes(), lock.read_bytes()) == before
+
+
+def test_require_fix_by_pr_url_uses_the_knowledge_base_mapping(project, index_with_httpx_deps, branchy_repo):
+    """As the fix-ancestry rules do: a known issue's `fix: {pr, commit}` names the merge commit."""
+    work, url, _ = branchy_repo
+    first, second, head = work.commits[:3]
+    pr = "https://github.com/encode/httpx/pull/4242"
+    issue = (f"knowledge:\n  known_issues:\n    - {{id: httpx-needs-sniffio, package: httpx, affected: '<0.29', "
+             f"severity: warning, summary: needs sniffio, source: '{pr}', fix: {{pr: '{pr}', commit: {second}}}}}\n")
+    project.write_matrix("gkb", {"httpx": git_spec(url, first)}, extra=issue)
+    assert project.run("lock", "gkb").rc == 0
+    result = project.run("bump", "gkb", "httpx", "--branch", "main", "--require-fix", pr, "--dry-run")
+    assert result.rc == 0, result.text
+    assert f"{first[:12]} -> {head[:12]}" in result.err and f"contains the required fix {second[:12]} ({pr})" in result.err
+
+
+def test_an_unreachable_repository_is_exit_3_and_nothing_changes(project, index_with_httpx_deps, branchy_repo):
+    work, url, _ = branchy_repo
+    _locked(project, "gdown", work.commits[0], url)
+    matrix = project.root / "matrices" / "gdown.yaml"
+    before = matrix.read_bytes()
+    bare = Path(url.removeprefix("file://"))
+    bare.rename(bare.with_name("moved.git"))
+    result = project.run("bump", "gdown", "httpx", "--branch", "main")
+    assert result.rc == 3, result.text
+    assert "cannot fetch branch 'main'" in result.err and "Traceback" not in result.text
+    assert matrix.read_bytes() == before
