@@ -18,8 +18,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from packaging.utils import canonicalize_name
+
 from envbuilder.errors import Unreachable
 from envbuilder.index.errors import DynamicMetadata
+from envbuilder.index.models import CoreMetadata
 
 _ENV_LOCK = threading.Lock()  # backend runs set PIP_INDEX_URL in os.environ: one at a time
 BUILD_PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -76,3 +79,11 @@ def _environ(settings: dict[str, str]) -> Iterator[None]:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+def check_described(text: str, project: str, where: str) -> None:
+    """The backend must describe the project asked for: a source that builds another is refused."""
+    described = CoreMetadata.parse(text)
+    if canonicalize_name(described.name) != canonicalize_name(project):
+        raise DynamicMetadata(f"{where}: its build backend describes {described.name} {described.version}, "
+                              f"not {project}; {_HINT}")

@@ -25,6 +25,11 @@ _ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}
 # queries forbid every transport, so they never touch the network (and offline mode really is
 # offline); only `_fetch` talks to the remote.
 _NO_LAZY_FETCH = ("-c", "protocol.allow=never")
+# Network commands may use these transports only: URLs come from matrices and from the
+# repositories themselves (submodules), so `ext::` (runs a command) and the rest are refused.
+ALLOWED_SCHEMES = ("file", "https", "ssh", "git")
+_ONLY_ALLOWED = ("-c", "protocol.allow=never",
+                 *(arg for scheme in ALLOWED_SCHEMES for arg in ("-c", f"protocol.{scheme}.allow=always")))
 
 
 @dataclass(frozen=True)
@@ -65,10 +70,15 @@ class GitSources:
         self.offline = offline
         self.timeout = timeout
 
-    def _git(self, repo: Path, *args: str, network: bool = False) -> str:
+    def git(self, repo: Path, *args: str, network: bool = False, work_tree: Path | None = None) -> str:
+        """`git ARGS` on the cached clone `repo` (or, with `work_tree`, in a worktree of it).
+
+        Only `network=True` commands may reach the remote, and then by an allowed transport only.
+        """
+        where = ("-C", str(work_tree)) if work_tree is not None else ("--git-dir", str(repo))
         try:
             result = subprocess.run(
-                ["git", *(() if network else _NO_LAZY_FETCH), "--git-dir", str(repo), *args],
+                ["git", *(_ONLY_ALLOWED if network else _NO_LAZY_FETCH), *where, *args],
                 capture_output=True,
                 text=True,
                 timeout=self.timeout,
@@ -85,7 +95,7 @@ class GitSources:
 
     def _has_commit(self, repo: Path, commit: str) -> bool:
         try:
-            self._git(repo, "cat-file", "-e", f"{commit}^{{commit}}")
+            self.git(repo, "cat-file", "-e", f"{commit}^{{commit}}")
             return True
         except GitError:
             return False
@@ -94,7 +104,7 @@ class GitSources:
         if (repo / "HEAD").exists():
             return
         repo.parent.mkdir(parents=True, exist_ok=True)
-        self._git(repo, "init", "--bare", "--quiet")
+        self.git(repo, "init", "--bare", "--quiet")
         for key, value in (
             ("remote.origin.url", url),
             ("remote.origin.promisor", "true"),
@@ -102,7 +112,7 @@ class GitSources:
             ("core.repositoryformatversion", "1"),
             ("extensions.partialClone", "origin"),
         ):
-            self._git(repo, "config", key, value)
+            self.git(repo, "config", key, value)
 
     def ensure(self, url: str, *commits: str) -> Path:
         """The cached bare repository holding every one of `commits`, fetching what is missing.
@@ -123,36 +133,54 @@ class GitSources:
             if absent:
                 raise CommitNotFound(f"{url} has no commit {', '.join(absent)}: check the `rev` for this git source")
             for commit in missing:  # a ref keeps fetched-by-id commits safe from `git gc`
-                self._git(repo, "update-ref", f"refs/envbuilder/{commit}", commit)
+                self.git(repo, "update-ref", f"refs/envbuilder/{commit}", commit)
         return repo
 
     def _fetch(self, repo: Path, url: str, commits: list[str]) -> None:
         """Fetch the commits by id; servers that refuse unadvertised ids get a fetch of all refs."""
         base = ("fetch", "--quiet", "--no-tags", "--filter=blob:none", "origin")
         try:
-            self._git(repo, *base, *commits, network=True)
+            self.git(repo, *base, *commits, network=True)
             return
         except GitError as by_id:
             first_error = by_id
         try:
-            self._git(repo, *base, "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*", network=True)
+            self.git(repo, *base, "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*", network=True)
         except GitError as exc:
             raise Unreachable(
                 f"cannot fetch git repository {url}: {exc or first_error}; check the URL, your network "
                 "and credentials, or run with --offline if it was fetched before"
             ) from exc
 
+    def fetch_tags(self, url: str) -> None:
+        """The repository's tags (commits and trees only), so `git describe` answers as upstream would.
+
+        setuptools-scm and hatch-vcs derive a version from the nearest tag; offline, the tags
+        fetched before are used.
+        """
+        if self.offline:
+            return
+        repo = self.cache.git_dir(url)
+        with self.cache.locked("git", repo.name):
+            self._init(repo, url)
+            try:
+                self.git(repo, "fetch", "--quiet", "--filter=blob:none", "origin", "+refs/tags/*:refs/tags/*",
+                         network=True)
+            except GitError as exc:
+                raise Unreachable(f"cannot fetch the tags of git repository {url}: {exc}; check the URL and "
+                                  "your network, or run with --offline if it was fetched before") from None
+
     def verify(self, url: str, commit: str, subdirectory: str | None = None) -> GitCommit:
         """Prove `commit` exists in `url` (and holds `subdirectory`); return its tree ids."""
         commit = require_full_sha(commit)
         repo = self.ensure(url, commit)
-        tree = self._git(repo, "rev-parse", f"{commit}^{{tree}}")
+        tree = self.git(repo, "rev-parse", f"{commit}^{{tree}}")
         sub_tree = None
         if subdirectory:
             path = subdirectory.strip("/")
             try:
-                sub_tree = self._git(repo, "rev-parse", "--verify", "--quiet", f"{commit}:{path}")
-                kind = self._git(repo, "cat-file", "-t", sub_tree)
+                sub_tree = self.git(repo, "rev-parse", "--verify", "--quiet", f"{commit}:{path}")
+                kind = self.git(repo, "cat-file", "-t", sub_tree)
             except GitError:
                 kind = None
             if kind != "tree":
@@ -167,7 +195,7 @@ class GitSources:
         commit = require_full_sha(commit)
         repo = self.ensure(url, commit)
         # trees are in the clone: ls-tree answers (type, id) without fetching the blob itself
-        listing = self._git(repo, "ls-tree", commit, "--", path.strip("/"))
+        listing = self.git(repo, "ls-tree", commit, "--", path.strip("/"))
         fields = listing.split("\t", 1)[0].split() if listing and "\n" not in listing else []
         if len(fields) != 3 or fields[1] != "blob":
             return None
@@ -187,7 +215,7 @@ class GitSources:
     def _git_bytes(self, repo: Path, blob: str, network: bool) -> bytes:
         try:
             result = subprocess.run(
-                ["git", *(() if network else _NO_LAZY_FETCH), "--git-dir", str(repo), "cat-file", "blob", blob],
+                ["git", *(_ONLY_ALLOWED if network else _NO_LAZY_FETCH), "--git-dir", str(repo), "cat-file", "blob", blob],
                 capture_output=True, timeout=self.timeout, env={**os.environ, **_ENV}, check=False)
         except subprocess.TimeoutExpired as exc:
             raise GitError(f"git cat-file timed out after {self.timeout:.0f} s") from exc
@@ -203,7 +231,7 @@ class GitSources:
         except (Unreachable, CommitNotFound):
             return None
         try:
-            self._git(repo, "merge-base", "--is-ancestor", ancestor, descendant)
+            self.git(repo, "merge-base", "--is-ancestor", ancestor, descendant)
             return True
         except GitError as exc:
             # --is-ancestor exits 1 with no message for "no"; anything else is a real failure

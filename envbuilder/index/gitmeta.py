@@ -1,21 +1,28 @@
-"""A git source's commit verified, and its version and dependencies read from that commit's own tree.
+"""A git source's commit verified, and its version and dependencies read from that commit's own source.
 
-The bare partial clone (envbuilder.index.git) holds commits and trees; reading
-`<subdirectory>/pyproject.toml` fetches that one blob, never a checkout. The `[project]` table is
-read as for an sdist (PEP 621, envbuilder.index.sourcemeta); a matrix `metadata:` override wins
-over it. When the repository is out of reach and the matrix's override gives both `version` and
-`requires_dist`, the lock goes on with it and records no tree (the commit is then unverified);
-otherwise the source cannot be read, which is an Unreachable (exit 3). A commit the repository
-does not have is a CommitNotFound (exit 2) naming URL and commit.
+The bare partial clone (envbuilder.index.git) holds commits and trees. Cheapest route first:
+
+1. `<subdirectory>/pyproject.toml` read as one blob (no checkout): a static `[project]` table with
+   a static version and dependencies answers, as for an sdist (PEP 621, envbuilder.index.sourcemeta).
+2. Otherwise (setup.py / setup.cfg, dynamic dependencies, or a version from setuptools-scm,
+   hatch-vcs or a version file) the backend builds the metadata at that commit
+   (envbuilder.index.gitbuild), with the Python at hand; the result is cached per commit.
+
+A matrix `metadata:` override wins field by field. When the repository is out of reach and the
+override gives both `version` and `requires_dist`, the lock goes on with it and records no tree
+(the commit is then unverified); otherwise the source cannot be read, which is an Unreachable
+(exit 3). A commit the repository does not have is a CommitNotFound (exit 2) naming URL and commit.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import tomllib
 from dataclasses import dataclass
 
 from envbuilder.errors import BadInput, Unreachable
 from envbuilder.index.git import GitCommit, GitSources
+from envbuilder.index.gitbuild import git_backend_metadata
 from envbuilder.index.models import CoreMetadata
 from envbuilder.index.sourcemeta import pep621_metadata
 from envbuilder.matrix.schema import StaticMetadata
@@ -23,66 +30,75 @@ from envbuilder.matrix.schema import StaticMetadata
 
 @dataclass(frozen=True)
 class GitSource:
-    """The verified commit (None when out of reach and overridden) and the metadata used."""
+    """The verified commit (None when out of reach and overridden) and the metadata used.
+
+    `origin` is "matrix", "pyproject" or "backend"; `python` the build Python of the backend route.
+    """
 
     commit: GitCommit | None
     metadata: CoreMetadata
-    origin: str  # "matrix" or "pyproject"
+    origin: str
+    python: str | None = None
 
 
 def read_git_source(sources: GitSources, name: str, url: str, rev: str, subdirectory: str | None,
-                    override: StaticMetadata | None) -> GitSource:
-    """Each field the override gives wins (`version`, `requires_dist`); the rest comes from the tree."""
+                    override: StaticMetadata | None, index_url: str | None = None) -> GitSource:
+    """Each field the override gives wins (`version`, `requires_dist`); the rest comes from the source.
+
+    `index_url` is where the backend route's build requirements come from.
+    """
     deps_given = override is not None and "requires_dist" in override.model_fields_set
+    version = override.version if override is not None and override.version else None
     try:
         commit = sources.verify(url, rev, subdirectory)
     except Unreachable:
-        if override is None or override.version is None or not deps_given:
+        if override is None or version is None or not deps_given:
             raise
-        meta = CoreMetadata(name, override.version, tuple(override.requires_dist), override.requires_python)
-        return GitSource(None, meta, "matrix")
-    version = override.version if override is not None and override.version else None
-    if version is None:
-        version = _source_version(sources, name, url, rev, subdirectory)
+        return GitSource(None, _overridden(name, version, override), "matrix")
+    if deps_given and version is not None:
+        assert override is not None
+        return GitSource(commit, _overridden(name, version, override), "matrix")
+    found = _from_source(sources, name, url, rev, subdirectory, version, index_url)
     if deps_given:
         assert override is not None
-        meta = CoreMetadata(name, version, tuple(override.requires_dist), override.requires_python)
-        return GitSource(commit, meta, "matrix")
-    return GitSource(commit, source_metadata(sources, name, url, rev, subdirectory, version), "pyproject")
+        return GitSource(commit, _overridden(name, found.metadata.version, override), "matrix")
+    return dataclasses.replace(found, commit=commit)
+
+
+def _overridden(name: str, version: str, override: StaticMetadata) -> CoreMetadata:
+    return CoreMetadata(name, version, tuple(override.requires_dist), override.requires_python)
+
+
+def _from_source(sources: GitSources, name: str, url: str, rev: str, subdirectory: str | None,
+                 version: str | None, index_url: str | None) -> GitSource:
+    """The static `[project]` table when it answers everything, else the backend at the commit."""
+    where = _where(url, rev, subdirectory)
+    pyproject = sources.read_file(url, rev, _pyproject_path(subdirectory))
+    static_version = version or (_static_version(pyproject, where) if pyproject is not None else None)
+    if pyproject is not None and static_version is not None:
+        text = pep621_metadata(pyproject, name, static_version, where)
+        if text is not None:
+            return GitSource(None, CoreMetadata.parse(text), "pyproject")
+    built = git_backend_metadata(sources, name, url, rev, subdirectory, index_url)
+    meta = CoreMetadata.parse(built.text)
+    if version is not None:  # the override's version wins over the backend's
+        meta = dataclasses.replace(meta, version=version)
+    return GitSource(None, meta, "backend", built.python)
 
 
 def _where(url: str, rev: str, subdirectory: str | None) -> str:
-    return f"{url} at {rev}" + (f" ({subdirectory}/pyproject.toml)" if subdirectory else " (pyproject.toml)")
+    return f"{url} at {rev} ({_pyproject_path(subdirectory)})"
 
 
-def _pyproject(sources: GitSources, url: str, rev: str, subdirectory: str | None) -> bytes:
-    path = f"{subdirectory.strip('/')}/pyproject.toml" if subdirectory else "pyproject.toml"
-    data = sources.read_file(url, rev, path)
-    if data is None:
-        raise BadInput(f"{url} at {rev} has no {path}: give `metadata:` (version, requires_dist) in the matrix")
-    return data
+def _pyproject_path(subdirectory: str | None) -> str:
+    return f"{subdirectory.strip('/')}/pyproject.toml" if subdirectory else "pyproject.toml"
 
 
-def _source_version(sources: GitSources, name: str, url: str, rev: str, subdirectory: str | None) -> str:
-    data = _pyproject(sources, url, rev, subdirectory)
+def _static_version(pyproject: bytes, where: str) -> str | None:
+    """`[project] version` when the file states it; None when it is dynamic or absent."""
     try:
-        project = tomllib.loads(data.decode("utf-8")).get("project", {})
+        project = tomllib.loads(pyproject.decode("utf-8")).get("project", {})
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise BadInput(f"{_where(url, rev, subdirectory)}: not valid TOML: {exc}") from None
+        raise BadInput(f"{where}: not valid TOML: {exc}") from None
     version = project.get("version") if isinstance(project, dict) else None
-    if not isinstance(version, str):
-        raise BadInput(f"{_where(url, rev, subdirectory)}: the version of {name} is dynamic (set by its build "
-                       "backend); give it in the matrix: `metadata: {version: '...'}`")
-    return version
-
-
-def source_metadata(sources: GitSources, name: str, url: str, rev: str, subdirectory: str | None,
-                    version: str) -> CoreMetadata:
-    """The commit's static `[project]` table as core metadata; BadInput when it is dynamic."""
-    data = _pyproject(sources, url, rev, subdirectory)
-    where = _where(url, rev, subdirectory)
-    text = pep621_metadata(data, name, version, where)
-    if text is None:
-        raise BadInput(f"{where}: the dependencies of {name} are dynamic (computed by its build backend); "
-                       "give them in the matrix: `metadata: {requires_dist: [...]}`")
-    return CoreMetadata.parse(text)
+    return version if isinstance(version, str) else None

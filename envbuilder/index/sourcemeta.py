@@ -31,8 +31,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from envbuilder.errors import BadInput
-from envbuilder.index.backend import BUILD_PYTHON, backend_metadata
-from envbuilder.index.errors import DynamicMetadata
+from envbuilder.index.backend import BUILD_PYTHON, backend_metadata, check_described
 from envbuilder.index.distmeta import MetadataNotFound, read_sdist_pkg_info
 from envbuilder.index.models import CoreMetadata
 
@@ -142,11 +141,7 @@ def sdist_metadata(path: Path, project: str, filename: str, version: str, index_
         if text is not None:
             return SourceMetadata(text, "pyproject")
     built = sdist_backend_metadata(path, filename, index_url)
-    described = CoreMetadata.parse(built)
-    if canonicalize_name(described.name) != canonicalize_name(project):
-        raise DynamicMetadata(f"{filename}: its build backend describes {described.name} {described.version}, "
-                              f"not {project}; give static metadata for it in the matrix "
-                              "(`metadata: {requires_dist: [...]}`)")
+    check_described(built, project, filename)
     return SourceMetadata(built, "backend", BUILD_PYTHON)
 
 

@@ -229,16 +229,17 @@ class Factory:
         assert spec.git is not None and spec.rev is not None
         if name in self._git_candidates:
             return self._git_candidates[name]
-        cache = getattr(self.finder, "cache", None)
-        sources = GitSources(cache, offline=bool(getattr(self.finder, "offline", False)))
-        found = read_git_source(sources, str(name), spec.git, spec.rev, spec.subdirectory, spec.metadata)
+        client = getattr(self.finder, "client", self.finder)  # the IndexClient behind a PrefetchingFinder
+        sources = GitSources(getattr(client, "cache", None), offline=bool(getattr(client, "offline", False)))
+        index_url = client.index_url(self._index_of(name)) if hasattr(client, "index_url") else None
+        found = read_git_source(sources, str(name), spec.git, spec.rev, spec.subdirectory, spec.metadata, index_url)
         try:
             version = Version(found.metadata.version)
         except InvalidVersion:
             raise BadInput(f"{name}: {spec.git} at {spec.rev} states version {found.metadata.version!r}, "
                            "not a PEP 440 version") from None
         self._git_metadata[name] = found.metadata
-        self.origins[(name, version)] = (found.origin, None)
+        self.origins[(name, version)] = (found.origin, found.python)
         self._git_candidates[name] = Candidate(name, version, "git", git_url=spec.git, git_commit=spec.rev,
                                                subdirectory=spec.subdirectory,
                                                git_tree=found.commit.tree if found.commit else None)
