@@ -118,10 +118,7 @@ def _validated(target, root: Path, digest: str | None, host: HostFacts, live: bo
 def run_doctor(target_name: str | None = None, saved_smi: Path | None = None, sources: HostSources | None = None,
                lock_file: Path | None = None, root: Path | None = None) -> DoctorReport:
     target = load_target(target_name, root) if target_name else None
-    knowledge = load_knowledge()
-    overlay = getattr(target.matrix, "knowledge", None) if target else None
-    if overlay is not None:
-        knowledge = knowledge.with_overlay(overlay.model_dump(mode="json"))
+    knowledge = target.knowledge_base() if target else load_knowledge()
     subjects, label, digest = (), None, None
     if target is not None:
         subjects, label, digest = _lock_subjects(target, knowledge, root or project_root(), lock_file)

@@ -18,7 +18,7 @@ from envbuilder.index.client import IndexClient
 from envbuilder.index.config import default_index_url
 from envbuilder.index.errors import MissingFromCache
 from envbuilder.index.filters import wheel_platform_filter
-from envbuilder.knowledge import Knowledge, load_knowledge
+from envbuilder.knowledge import Knowledge
 from envbuilder.lock import Lock, dumps, loads, lock_path, read_lock, write_lock
 from envbuilder.lock.io import check_indexes, read_text
 from envbuilder.matrix import Target
@@ -51,7 +51,7 @@ class LockResult:
 
 def knowledge_for(target: Target) -> Knowledge:
     """The shipped knowledge with the target's own facts layered on top."""
-    return load_knowledge().with_overlay(target.knowledge.model_dump() if target.knowledge else None)
+    return target.knowledge_base()
 
 
 def index_urls(target: Target) -> dict[str, str]:
