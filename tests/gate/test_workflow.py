@@ -7,19 +7,17 @@ scripts execute with the variables GitHub would set.
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from ruamel.yaml import YAML
 
 from envbuilder.lock.io import dumps
 from envbuilder.matrix import load_target
 from tests.gate.stack import ROOT, TARGET, recorded_facets, stack_lock, with_package
+from tests.support import workflow
 from tests.support.gitrepo import GitRepo, make_git_repo
 
 WORKFLOW = ROOT / "ci" / "envbuilder-gate.yml"
@@ -28,7 +26,7 @@ LOCK = f"locks/{TARGET}.lock.toml"
 
 
 def load_workflow() -> dict:
-    return YAML(typ="safe", pure=True).load(WORKFLOW.read_text())
+    return workflow.load_workflow(WORKFLOW)
 
 
 def test_workflow_parses_and_triggers_on_matrices_and_locks():
@@ -45,7 +43,7 @@ def test_workflow_parses_and_triggers_on_matrices_and_locks():
 
 
 def _step(flow: dict, step_id: str) -> dict:
-    return next(s for s in flow["jobs"]["gate"]["steps"] if s.get("id") == step_id)
+    return workflow.step(flow, "gate", step_id)
 
 
 def _fresh(lock, matrix_path: Path):
@@ -56,21 +54,10 @@ def _fresh(lock, matrix_path: Path):
     return replace(lock, matrix_digest=target.digest, knowledge_digest=knowledge_for(target).digest)
 
 
-def _expand(value: str, github: dict[str, str]) -> str:
-    expanded = re.sub(r"\$\{\{\s*github\.(\w+)\s*\}\}", lambda m: github[m.group(1)], value)
-    assert "${{" not in expanded, f"unsupported expression in {value!r}"
-    return expanded
-
-
 def run_step(flow: dict, step_id: str, cwd: Path, summary: Path) -> subprocess.CompletedProcess:
-    """One `run:` step as the runner executes it: `bash -e` (GitHub's default shell) with the job env."""
-    github = {"base_ref": "main"}
-    env = {**os.environ, **{k: _expand(str(v), github) for k, v in flow["jobs"]["gate"]["env"].items()},
-           "GITHUB_STEP_SUMMARY": str(summary),
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    env.pop("ENVBUILDER_ROOT", None)
-    return subprocess.run(["bash", "-e", "-c", _step(flow, step_id)["run"]], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)
+    """One `run:` step as the runner executes it, with the job env and `github.base_ref` = main."""
+    return workflow.run_step(flow, "gate", step_id, cwd, {"github.base_ref": "main"},
+                             env={"GITHUB_STEP_SUMMARY": str(summary)})
 
 
 @pytest.fixture
