@@ -41,7 +41,7 @@ def default_branch(sources: GitSources, url: str) -> str:
         raise BadInput(f"offline: the default branch of {url} cannot be asked; give --branch or --commit")
     repo = sources.ensure(url)
     try:
-        listing = sources._git(repo, "ls-remote", "--symref", "origin", "HEAD", network=True)
+        listing = sources.git(repo, "ls-remote", "--symref", "origin", "HEAD", network=True)
     except GitError as exc:
         raise Unreachable(f"cannot ask {url} for its default branch: {exc}; check the URL and your network") from None
     match = re.search(r"^ref: refs/heads/(\S+)\tHEAD$", listing, re.M)
@@ -61,7 +61,7 @@ def branch_head(sources: GitSources, url: str, branch: str) -> str:
     if not sources.offline:
         with sources.cache.locked("git", repo.name):
             try:
-                sources._git(repo, "fetch", "--quiet", "--no-tags", "--filter=blob:none", "origin",
+                sources.git(repo, "fetch", "--quiet", "--no-tags", "--filter=blob:none", "origin",
                              f"+refs/heads/{branch}:{ref}", network=True)
             except GitError as exc:
                 if "couldn't find remote ref" in str(exc).lower():
@@ -69,7 +69,7 @@ def branch_head(sources: GitSources, url: str, branch: str) -> str:
                 raise Unreachable(f"cannot fetch branch {branch!r} of {url}: {exc}; check the URL and your network, "
                                   "or run with --offline if it was fetched before") from None
     try:
-        return sources._git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+        return sources.git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
     except GitError:
         raise MissingFromCache([f"git branch: {branch} of {url}"]) from None
 
@@ -77,19 +77,19 @@ def branch_head(sources: GitSources, url: str, branch: str) -> str:
 def commit_range(sources: GitSources, url: str, old: str, new: str, limit: int = 200) -> list[LoggedCommit]:
     """Commits reachable from `new` and not from `old`, newest first (at most `limit`), as `git log old..new`."""
     repo = sources.ensure(url, old, new)
-    out = sources._git(repo, "log", f"--max-count={limit}", "--format=%H%x00%s", f"{old}..{new}", "--")
+    out = sources.git(repo, "log", f"--max-count={limit}", "--format=%H%x00%s", f"{old}..{new}", "--")
     return [LoggedCommit(*line.split("\x00", 1)) for line in out.splitlines() if "\x00" in line]
 
 
 def count_range(sources: GitSources, url: str, old: str, new: str) -> int:
     """How many commits `git log old..new` has (the body shows `limit` of them and says how many more)."""
     repo = sources.ensure(url, old, new)
-    return int(sources._git(repo, "rev-list", "--count", f"{old}..{new}", "--") or 0)
+    return int(sources.git(repo, "rev-list", "--count", f"{old}..{new}", "--") or 0)
 
 
 def subject_mentions(sources: GitSources, url: str, head: str, pattern: str, limit: int = 5000) -> list[str]:
     """Commits reachable from `head` (newest first) whose subject matches the regex `pattern`."""
     repo = sources.ensure(url, head)
-    out = sources._git(repo, "log", f"--max-count={limit}", "--format=%H%x00%s", head, "--")
+    out = sources.git(repo, "log", f"--max-count={limit}", "--format=%H%x00%s", head, "--")
     rx = re.compile(pattern)
     return [sha for sha, _, subject in (line.partition("\x00") for line in out.splitlines()) if rx.search(subject)]
