@@ -42,33 +42,27 @@ def _in_extra(requirement: str) -> bool:
     return marker is not None and "extra" in str(marker)
 
 
-def _source(sources: GitSources, name: str, spec: PackageSpec, rev: str) -> tuple[CoreMetadata, bool]:
-    """What the source declares, and whether its version is its own (False: dynamic, the override's used)."""
+def _source(sources: GitSources, name: str, spec: PackageSpec, rev: str, index_url: str | None) -> CoreMetadata:
+    """What the source declares at `rev`, by the lock's own route (its pyproject, else its backend).
+
+    The override's `version` is kept: a dynamic version would otherwise need a backend build just
+    to be compared, and the lock uses the override's anyway."""
     assert spec.git is not None and spec.metadata is not None
-    try:
-        return read_git_source(sources, name, spec.git, rev, spec.subdirectory, None).metadata, True
-    except BadInput:
-        if not spec.metadata.version:
-            raise
-        only_version = StaticMetadata(version=spec.metadata.version)
-        return read_git_source(sources, name, spec.git, rev, spec.subdirectory, only_version).metadata, False
+    keep = StaticMetadata(version=spec.metadata.version) if spec.metadata.version else None
+    return read_git_source(sources, name, spec.git, rev, spec.subdirectory, keep, index_url).metadata
 
 
-def metadata_difference(sources: GitSources, name: str, spec: PackageSpec, rev: str) -> MetadataDifference | None:
+def metadata_difference(sources: GitSources, name: str, spec: PackageSpec, rev: str,
+                        index_url: str | None = None) -> MetadataDifference | None:
     """None without an override; otherwise what the source at `rev` says that the override does not."""
     override = spec.metadata
     if override is None:
         return None
     try:
-        source, own_version = _source(sources, name, spec, rev)
+        source = _source(sources, name, spec, rev, index_url)
     except BadInput as exc:
         return MetadataDifference(unreadable=str(exc))
     fields = []
-    if not own_version:
-        fields.append(f"version: dynamic in the source (its build backend sets it); the override's {override.version} "
-                      "is locked")
-    elif override.version and source.version != override.version:
-        fields.append(f"version: source {source.version}, override {override.version}")
     if override.requires_python and source.requires_python != override.requires_python:
         fields.append(f"requires-python: source {source.requires_python}, override {override.requires_python}")
     if "requires_dist" not in override.model_fields_set:

@@ -45,7 +45,7 @@ class MetadataDifference:
         if self.unreadable:
             return [f"the source's own metadata could not be read: {text(self.unreadable)}"]
         if self.same:
-            return ["the source declares what the override says (the override could be dropped)"]
+            return ["the source declares the same requirements as the override (requires_dist could be dropped)"]
         return ([text(f) for f in self.fields] + [f"source adds: {code(r)}" for r in self.only_in_source]
                 + [f"override only: {code(r)}" for r in self.only_in_override])
 

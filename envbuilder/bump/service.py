@@ -29,7 +29,7 @@ from envbuilder.index.githistory import commit_range, count_range
 from envbuilder.lock import Lock, lock_path, read_lock
 from envbuilder.lock.io import write_atomic
 from envbuilder.matrix import PackageSpec, Target, load_target
-from envbuilder.resolve.locker import LockOptions, client_for, knowledge_for, lock_target
+from envbuilder.resolve.locker import LockOptions, client_for, index_urls, knowledge_for, lock_target
 
 
 def plan(request: BumpRequest, root: Path) -> tuple[Target, Move, Lock]:
@@ -79,7 +79,13 @@ def git_move(target: Target, key: str, spec: PackageSpec, request: BumpRequest) 
                   "update it (and any version the build recipe pins) when the source's version moved",)
     return Move(key, "git", spec.rev, picked.commit, edit, url=spec.git, branch=picked.branch, fix=picked.fix,
                 fix_ref=request.require_fix, commits=tuple(commits), total_commits=total,
-                metadata=metadata_difference(sources, key, spec, picked.commit), notes=notes)
+                metadata=metadata_difference(sources, key, spec, picked.commit, _index_url(target, spec)),
+                notes=notes)
+
+
+def _index_url(target: Target, spec: PackageSpec) -> str | None:
+    """Where a backend build of the source's metadata gets its build requirements: the lock's index."""
+    return index_urls(target).get(spec.index or "pypi")
 
 
 def _history(sources: GitSources, url: str, old: str, new: str) -> tuple[list, int, tuple[str, ...]]:
