@@ -1,13 +1,15 @@
 """Git sources with dynamic metadata, built by their own backend at the locked commit.
 
-The repositories are real: python-dateutil 2.9.0.post0's source (its sdist, fetched once from the
-default index: `pytest -m network`, minus the files its build generates) committed into a local
-repository, tagged `2.9.0`, then moved on by a commit that changes `install_requires` in
-setup.cfg; a second real repository is used as a submodule. Both are cloned bare and served over
-file:// with `uploadpack.allowFilter`, so the partial clone, the sparse checkout of one commit and
-setuptools-scm's `git describe` all run for real. The backend's build requirements (setuptools,
-wheel, setuptools_scm<8: real wheels) come from the local index server only, the host's pip
-configuration switched off. The target is Python 3.12; the backend runs on the Python at hand.
+The repositories are real: real projects' source (their sdists, fetched once from the default
+index: `pytest -m network`, minus PKG-INFO and the files their build generates) committed into
+local repositories: python-dateutil 2.9.0.post0 (setup.cfg, setuptools-scm) tagged `2.9.0`, then
+moved on by a commit that changes `install_requires`; httpx 0.28.1 (hatchling, a version file)
+under `python/`; platformdirs 4.3.6 (hatch-vcs); a second repository used as a submodule. They are
+cloned bare and served over file:// with `uploadpack.allowFilter`, so the partial clone, the
+sparse checkout of one commit and the backends' `git describe` all run for real. The build
+requirements (setuptools, wheel, setuptools_scm, hatchling, hatch-vcs...: real wheels) come from
+the local index server only, the host's pip configuration switched off. The target is Python
+3.12; the backend runs on the Python at hand.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -28,7 +29,7 @@ from envbuilder.index.gitcheckout import checkout
 from envbuilder.index.gitsubmodules import check_path, check_url, resolve_url
 from tests.conftest import needs_tool
 from tests.resolve.project import publish
-from tests.support.realdists import fetch, serve
+from tests.support.realdists import fetch, sdist_files, serve
 
 pytestmark = [pytest.mark.network, needs_tool("git", shutil.which("git"), "apt-get install git")]
 GENERATED = ("PKG-INFO", "src/dateutil/_version.py", "src/python_dateutil.egg-info/")  # not in upstream git
@@ -38,32 +39,30 @@ MOVED_ON = ('install_requires =\n    six >= 1.5\n    tzdata; python_version >= "
 
 
 @pytest.fixture(scope="module")
-def dists() -> tuple[Path, list[Path]]:
-    """dateutil's sdist and the build requirements' wheels, fetched before pip is pointed at the local index."""
-    (sdist,) = [p for p in fetch("python-dateutil==2.9.0.post0") if p.name.startswith("python-dateutil-")]
-    return sdist, fetch("setuptools", "wheel", "setuptools_scm<8", binary=True, deps=True)
+def dists() -> dict[str, Path]:
+    """Real sdists by project, fetched before pip is pointed at the local index."""
+    sdists = fetch("python-dateutil==2.9.0.post0", "httpx==0.28.1", "platformdirs==4.3.6")
+    return {p.name.rsplit("-", 1)[0]: p for p in sdists}
+
+
+@pytest.fixture(scope="module")
+def build_wheels() -> list[Path]:
+    """The backends' build requirements, real wheels (hatch-vcs needs setuptools_scm>=8, dateutil <8)."""
+    fetch("setuptools", "wheel", "setuptools_scm<8", binary=True, deps=True)
+    return fetch("hatchling", "hatch-fancy-pypi-readme", "hatch-vcs", binary=True, deps=True)
 
 
 @pytest.fixture
-def index(default_index, dists, monkeypatch: pytest.MonkeyPatch):
+def index(default_index, build_wheels, monkeypatch: pytest.MonkeyPatch):
     """The build requirements (real wheels) and the runtime dependencies on the one local index."""
-    for wheel in dists[1]:
+    for wheel in build_wheels:
         serve(default_index, wheel)
-    for name, version in (("six", "1.16.0"), ("tzdata", "2024.1"), ("backports-zoneinfo", "0.2.1")):
+    for name, version in (("six", "1.16.0"), ("tzdata", "2024.1"), ("backports-zoneinfo", "0.2.1"),
+                          ("anyio", "4.0"), ("certifi", "1.3"), ("idna", "1.3"), ("httpcore", "1.0.9")):
         publish(default_index, name, version)
     monkeypatch.delenv("PIP_FIND_LINKS", raising=False)
     monkeypatch.setenv("PIP_CONSTRAINT", "")
     return default_index
-
-
-def _dateutil_tree(sdist: Path) -> dict[str, bytes]:
-    out = {}
-    with tarfile.open(sdist) as tf:
-        for member in tf.getmembers():
-            rel = member.name.split("/", 1)[1] if "/" in member.name else ""
-            if member.isfile() and not rel.startswith(GENERATED):
-                out[rel] = tf.extractfile(member).read()  # type: ignore[union-attr]
-    return out
 
 
 def _serve_bare(work, bare: Path) -> str:
@@ -75,7 +74,7 @@ def _serve_bare(work, bare: Path) -> str:
 @pytest.fixture
 def dateutil_repo(dists, make_git_repo, tmp_path: Path):
     """Tagged 2.9.0 at the first commit; `main` then moves on to a commit that changes install_requires."""
-    tree = _dateutil_tree(dists[0])
+    tree = sdist_files(dists["python-dateutil"], skip=GENERATED)
     setup_cfg = tree["setup.cfg"].decode()
     assert REQUIRES in setup_cfg
     work = make_git_repo("dateutil-work", [tree])
@@ -84,8 +83,8 @@ def dateutil_repo(dists, make_git_repo, tmp_path: Path):
     return work, _serve_bare(work, tmp_path / "git" / "dateutil.git")
 
 
-def _lock(project, target: str, url: str, rev: str, *flags: str):
-    project.write_matrix(target, {"python-dateutil": {"git": url, "rev": rev}})
+def _lock(project, target: str, url: str, rev: str, *flags: str, name: str = "python-dateutil", **spec: str):
+    project.write_matrix(target, {name: {"git": url, "rev": rev, **spec}})
     result = project.run("lock", *flags, target)
     assert result.rc == 0, result.text
     return project.read_lock(target)
@@ -109,6 +108,32 @@ def test_a_dynamic_git_source_is_built_at_its_commit_and_follows_the_branch(proj
     dateutil = lock.package("python-dateutil")
     assert dateutil.version == f"2.9.1.dev1+g{moved[:7]}"
     assert {p.name for p in lock.packages} == {"python-dateutil", "six", "tzdata"}
+
+
+def test_a_version_file_in_a_subdirectory_is_read_by_the_backend(project, index, dists, make_git_repo, tmp_path):
+    """httpx 0.28.1 (hatchling, version from httpx/__version__.py) under python/: bumping the file moves the lock."""
+    tree = sdist_files(dists["httpx"], "python", skip=("PKG-INFO",))
+    work = make_git_repo("httpx-work", [tree])
+    version_py = tree["python/httpx/__version__.py"].decode()
+    work.commit({"python/httpx/__version__.py": version_py.replace('"0.28.1"', '"0.28.2"')}, message="release")
+    url = _serve_bare(work, tmp_path / "git" / "httpx.git")
+    for commit, version in zip(work.commits, ("0.28.1", "0.28.2")):
+        httpx = _lock(project, "gitverfile", url, commit, name="httpx", subdirectory="python").package("httpx")
+        assert httpx.version == version and httpx.metadata_from == "backend"
+        assert set(httpx.dependencies) == {"anyio", "certifi", "httpcore==1.*", "idna"}
+
+
+def test_a_hatch_vcs_version_comes_from_the_tag(project, index, dists, make_git_repo, tmp_path):
+    """platformdirs 4.3.6 (hatchling + hatch-vcs, setuptools_scm 8+): the tag, then a dev version after it."""
+    tree = sdist_files(dists["platformdirs"], skip=("PKG-INFO", "src/platformdirs/version.py"))
+    work = make_git_repo("platformdirs-work", [tree])
+    work.tag("4.3.6")
+    moved = work.commit({"README.rst": tree["README.rst"] + b"\nmoved on\n"})
+    url = _serve_bare(work, tmp_path / "git" / "platformdirs.git")
+    tagged = _lock(project, "gitvcs", url, work.commits[0], name="platformdirs").package("platformdirs")
+    assert tagged.version == "4.3.6" and tagged.metadata_from == "backend"
+    after = _lock(project, "gitvcs", url, moved, name="platformdirs").package("platformdirs")
+    assert after.version.startswith("4.3.7.dev1+g") and moved.startswith(after.version.split("+g")[1])
 
 
 def test_built_metadata_is_cached_by_commit_and_offline_works(project, index, dateutil_repo):

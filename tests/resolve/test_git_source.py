@@ -21,22 +21,11 @@ from envbuilder.index.sourcemeta import pep621_metadata
 from envbuilder.matrix import load_target
 from tests.conftest import needs_tool
 from tests.resolve.project import publish
-from tests.support.realdists import fetch
+from tests.support.realdists import fetch, sdist_files
 
 pytestmark = [pytest.mark.network, needs_tool("git", shutil.which("git"), "apt-get install git")]
 REPO = Path(__file__).resolve().parents[2]
 HTTPX_DEPS = {"anyio", "certifi", "httpcore==1.*", "idna"}
-
-
-def _sdist_tree(sdist: Path, under: str) -> dict[str, bytes]:
-    """The sdist's files (top directory stripped) placed under `under/` in a repository."""
-    out = {}
-    with tarfile.open(sdist) as tf:
-        for member in tf.getmembers():
-            if member.isfile():
-                rel = member.name.split("/", 1)[1]
-                out[f"{under}/{rel}"] = tf.extractfile(member).read()  # type: ignore[union-attr]
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +38,7 @@ def httpx_sdist() -> Path:
 @pytest.fixture
 def httpx_repo(httpx_sdist: Path, make_git_repo, tmp_path: Path):
     """A bare repository: httpx 0.28.1 under python/, then sniffio added, then a README edit."""
-    tree = _sdist_tree(httpx_sdist, "python")
+    tree = sdist_files(httpx_sdist, "python")
     work = make_git_repo("httpx-work", [tree])
     pyproject = tree["python/pyproject.toml"].decode()
     assert '"idna",\n' in pyproject

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 from packaging.utils import parse_sdist_filename, parse_wheel_filename
@@ -45,3 +46,15 @@ def serve(server: IndexServer, path: Path) -> None:
         project = str(parse_sdist_filename(name)[0])
         meta = read_sdist_pkg_info(path, project, name)
     server.add(BuiltDist(name, path.read_bytes(), meta), project=project)
+
+
+def sdist_files(sdist: Path, under: str = "", skip: tuple[str, ...] = ()) -> dict[str, bytes]:
+    """The sdist's files as a repository would hold them: top directory stripped, placed below `under`,
+    without the files whose path starts with one of `skip` (PKG-INFO and what the build generates)."""
+    out = {}
+    with tarfile.open(sdist) as tf:
+        for member in tf.getmembers():
+            rel = member.name.split("/", 1)[1] if "/" in member.name else ""
+            if member.isfile() and not rel.startswith(skip or ("\0",)):
+                out[f"{under}/{rel}" if under else rel] = tf.extractfile(member).read()  # type: ignore[union-attr]
+    return out
