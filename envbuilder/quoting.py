@@ -69,14 +69,16 @@ def requirements_text(value: object) -> str:
     return text
 
 
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>@~&:])")
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]#.|<>@~&:])")
 
 
 def markdown_text(value: object, limit: int = 300) -> str:
-    """Untrusted text (a commit subject) as inert Markdown: one line, every punctuation mark escaped.
+    """Untrusted text (a commit subject) as inert inline Markdown: one line, the marks that matter escaped.
 
-    CommonMark lets any ASCII punctuation be backslash-escaped, so nothing in the text can open a
-    link, an image, HTML, a table cell, an @mention or an issue reference in a GitHub PR body."""
+    CommonMark lets any ASCII punctuation be backslash-escaped; escaping `[ ] < > | * _ ~ # @ : .`
+    and backticks leaves nothing that can open a link, an image, HTML, a table cell, emphasis, an
+    @mention, an issue reference or an autolink (`http:`, `www.`) in a GitHub PR body. For text
+    inside a line (a list item's body): `-`, `+` and `1.` only matter at a line's start."""
     text = CONTROL.sub(" ", str(value)).strip()
     text = text if len(text) <= limit else text[: limit - 1] + "…"
     return _MARKDOWN_SPECIAL.sub(r"\\\1", text)

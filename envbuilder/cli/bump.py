@@ -49,6 +49,14 @@ def _moved(move: Move) -> str:
     return f"{move.package}: index {move.old or '(not locked)'} -> {move.new or '(none on the index)'}"
 
 
+def _shown(path: Path | None) -> str:
+    """A path relative to the working directory when it lies below it (what the user typed), else as is."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))  # type: ignore[arg-type]
+    except ValueError:
+        return str(path)
+
+
 def _report(result: BumpResult, dry_run: bool) -> None:
     move = result.move
     if not move.moves or (not dry_run and not result.wrote):
@@ -56,7 +64,7 @@ def _report(result: BumpResult, dry_run: bool) -> None:
         return
     console.print(("[yellow]would move[/] " if dry_run else "[green]moved[/] ") + escape(_moved(move)))
     if move.edit is not None:
-        console.print(f"  matrix {escape(str(move.edit.file))}:{move.edit.line} {'.'.join(move.edit.keys)}: "
+        console.print(f"  matrix {escape(_shown(move.edit.file))}:{move.edit.line} {'.'.join(move.edit.keys)}: "
                       f"{escape(move.edit.old)} -> {escape(move.edit.new)}")
     if move.fix:
         console.print(f"  contains the required fix {move.fix[:12]} ({escape(move.fix_ref or '')})")
@@ -70,7 +78,7 @@ def _report(result: BumpResult, dry_run: bool) -> None:
         console.print(f"  [yellow]note[/] {escape(note)}")
     if result.gate is not None:
         console.print(f"  locked {escape(result.old_locked or '-')} -> {escape(result.new_locked or '-')}; "
-                      f"gate: {result.gate.verdict}; PR body: {escape(str(result.body_file))}")
+                      f"gate: {result.gate.verdict}; PR body: {escape(_shown(result.body_file))}")
         if result.exit_code:
             console.print("[bold red]the gate rejected this bump[/]: the matrix and lock edits stay for review; "
                           "the PR body lists the findings; do not open a pull request")

@@ -156,3 +156,16 @@ def test_an_unreachable_repository_is_exit_3_and_nothing_changes(project, index_
     assert result.rc == 3, result.text
     assert "cannot fetch branch 'main'" in result.err and "Traceback" not in result.text
     assert matrix.read_bytes() == before
+
+
+def test_hostile_commit_subjects_are_inert_in_the_body(project, index_with_httpx_deps, branchy_repo, tmp_path):
+    """Upstream writes the subjects: none of them may become a link, HTML, a mention or a table cell."""
+    work, url, _ = branchy_repo
+    _locked(project, "ghost", work.commits[0], url)
+    work.commit({"python/X.md": "x\n"}, message="see [this](https://evil.example) <script>x</script> @admin | #1 `x")
+    work.git("push", "-q", url, "main")
+    body = tmp_path / "hostile.md"
+    assert project.run("bump", "ghost", "httpx", "--branch", "main", "--body-file", str(body)).rc == 0
+    line = next(li for li in body.read_text().splitlines() if "evil" in li)
+    assert "](https://" not in line and "<script>" not in line and " @admin" not in line and " | " not in line
+    assert "\\[this\\](https\\://evil\\.example) \\<script\\>" in line
