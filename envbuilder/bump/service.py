@@ -132,7 +132,7 @@ def bump(request: BumpRequest, root: Path) -> BumpResult:
     if move.edit is None and not relocked.changed:
         return BumpResult(target.name, move, old_locked, new_locked)
     gate = gate_change(root, target.name, base_text, request.offline)
-    result = BumpResult(target.name, move, old_locked, new_locked, gate, _body_path(request), wrote=True)
+    result = BumpResult(target.name, move, old_locked, new_locked, gate, _body_path(request, target.name), wrote=True)
     write_atomic(result.body_file, render_body(result))
     return result
 
@@ -142,8 +142,8 @@ def _locked_version(lock: Lock, name: str) -> str | None:
     return package.version if package is not None else None
 
 
-def _body_path(request: BumpRequest) -> Path:
-    return request.body_file or Path.cwd() / f"bump-{request.target}-{canonicalize_name(request.package)}.md"
+def _body_path(request: BumpRequest, target: str) -> Path:
+    return request.body_file or Path.cwd() / f"bump-{target}-{canonicalize_name(request.package)}.md"
 
 
 def gate_change(root: Path, target: str, base_text: str, offline: bool) -> GateResult:
