@@ -169,3 +169,16 @@ def test_hostile_commit_subjects_are_inert_in_the_body(project, index_with_httpx
     line = next(li for li in body.read_text().splitlines() if "evil" in li)
     assert "](https://" not in line and "<script>" not in line and " @admin" not in line and " | " not in line
     assert "\\[this\\](https\\://evil\\.example) \\<script\\>" in line
+
+
+def test_offline_uses_the_branch_head_the_last_fetch_recorded(project, index_with_httpx_deps, branchy_repo):
+    work, url, _ = branchy_repo
+    first, _, head = work.commits[:3]
+    _locked(project, "goff", first, url)
+    never = project.run("bump", "goff", "httpx", "--branch", "side", "--offline", "--dry-run")
+    assert never.rc == 3 and "git branch: side of" in never.err, never.text  # never fetched: says what is missing
+    assert project.run("bump", "goff", "httpx", "--branch", "main", "--dry-run").rc == 0  # online: records main's head
+    work.commit({"python/LATER.md": "x\n"}, message="after the fetch")
+    work.git("push", "-q", url, "main")
+    offline = project.run("bump", "goff", "httpx", "--branch", "main", "--offline", "--dry-run")
+    assert offline.rc == 0 and f"{first[:12]} -> {head[:12]}" in offline.err, offline.text
