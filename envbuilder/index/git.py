@@ -25,11 +25,12 @@ _ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}
 # queries forbid every transport, so they never touch the network (and offline mode really is
 # offline); only `_fetch` talks to the remote.
 _NO_LAZY_FETCH = ("-c", "protocol.allow=never")
-# Network commands may use these transports only: URLs come from matrices and from the
-# repositories themselves (submodules), so `ext::` (runs a command) and the rest are refused.
-ALLOWED_SCHEMES = ("file", "https", "ssh", "git")
+# Network commands may use these transports only (those a lock's git URL may name): URLs come
+# from matrices and from the repositories themselves (submodules, checked more strictly in
+# envbuilder.index.gitsubmodules), so `ext::` (runs a command), `fd::` and the rest are refused.
+TRANSPORTS = ("file", "https", "http", "ssh", "git")
 _ONLY_ALLOWED = ("-c", "protocol.allow=never",
-                 *(arg for scheme in ALLOWED_SCHEMES for arg in ("-c", f"protocol.{scheme}.allow=always")))
+                 *(arg for scheme in TRANSPORTS for arg in ("-c", f"protocol.{scheme}.allow=always")))
 
 
 @dataclass(frozen=True)

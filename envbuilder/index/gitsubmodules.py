@@ -17,8 +17,9 @@ from pathlib import Path, PurePosixPath
 from urllib.parse import urlsplit, urlunsplit
 
 from envbuilder.errors import BadInput
-from envbuilder.index.git import ALLOWED_SCHEMES, FULL_SHA, GitError, GitSources
+from envbuilder.index.git import FULL_SHA, GitError, GitSources
 
+ALLOWED_SCHEMES = ("file", "https", "ssh", "git")  # not plain http: a repository's own links must be secure
 _SCP_LIKE = re.compile(r"[A-Za-z0-9._~-]+@[A-Za-z0-9.-]+:[^:]")  # user@host:path, git's ssh shorthand
 
 

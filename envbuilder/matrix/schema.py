@@ -157,6 +157,8 @@ class PackageSpec(StrictModel):
     @model_validator(mode="after")
     def _git(self) -> "PackageSpec":
         if self.git is not None:
+            if urlsplit(self.git).scheme not in ("https", "http", "ssh", "git", "file"):  # as a lock may name
+                raise ValueError(f"{_redacted(self.git)!r} is not a git URL (https://, ssh://, git:// or file://)")
             if "@" in urlsplit(self.git).netloc:
                 raise ValueError(f"{_redacted(self.git)!r} carries credentials; the URL is copied into the lock and "
                                  "the image: keep them in ~/.netrc or a git credential helper")

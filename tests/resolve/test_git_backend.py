@@ -222,3 +222,11 @@ def test_relative_submodule_urls_resolve_against_the_superproject():
     assert resolve_url("./sub", "https://h/org/main") == "https://h/org/main/sub"
     assert check_url("git@host.example:org/r.git", "w") == "git@host.example:org/r.git"
     assert os.sep == "/"  # git paths are POSIX paths on the machines this runs on
+
+
+def test_a_matrix_git_url_with_a_command_transport_runs_nothing(project, tmp_path):
+    marker = tmp_path / "pwned"
+    project.write_matrix("gitcmd", {"x": {"git": f"ext::sh -c touch% {marker}", "rev": "0" * 40}})
+    result = project.run("lock", "gitcmd")
+    assert result.rc == 2 and "is not a git URL" in result.err and "Traceback" not in result.text, result.text
+    assert not marker.exists()
