@@ -89,6 +89,8 @@ def test_require_fix_not_on_the_branch_is_refused_and_nothing_changes(project, i
     assert result.rc == 1, result.text
     assert f"no commit on branch 'main' of {url} contains the fix {side[:12]}" in result.err
     assert matrix.read_bytes() == before and "Traceback" not in result.text
+    given = project.run("bump", "gno", "httpx", "--commit", work.commits[1], "--require-fix", side)
+    assert given.rc == 1 and f"--commit {work.commits[1][:12]} of {url} does not contain the fix" in given.err
     by_pr = project.run("bump", "gno", "httpx", "--require-fix", "https://github.com/encode/httpx/pull/9999")
     assert by_pr.rc == 1 and "no commit up to" in by_pr.err and "#9999" in by_pr.err
 
