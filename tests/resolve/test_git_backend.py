@@ -230,3 +230,12 @@ def test_a_matrix_git_url_with_a_command_transport_runs_nothing(project, tmp_pat
     result = project.run("lock", "gitcmd")
     assert result.rc == 2 and "is not a git URL" in result.err and "Traceback" not in result.text, result.text
     assert not marker.exists()
+
+
+def test_a_commit_with_nothing_to_build_is_bad_input_naming_url_and_commit(project, make_git_repo, tmp_path):
+    work = make_git_repo("empty-work", [{"README": "no build files here\n"}])
+    url = _serve_bare(work, tmp_path / "git" / "empty.git")
+    project.write_matrix("gitnone", {"x": {"git": url, "rev": work.head}})
+    result = project.run("lock", "gitnone")
+    assert result.rc == 2 and url in result.err and work.head in result.err, result.text
+    assert "metadata:" in result.err and "Traceback" not in result.text
