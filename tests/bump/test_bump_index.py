@@ -77,3 +77,16 @@ def test_an_unreachable_index_is_exit_3_and_nothing_changes(project, default_ind
     monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")
     result = project.run("bump", "ixdown", "colorama")
     assert result.rc == 3 and "Traceback" not in result.text, result.text
+
+
+def test_a_value_inherited_through_extends_is_not_edited(project, default_index):
+    """The parent file is shared with other targets: moving it there would move them unlocked."""
+    for version in ("1.0", "1.1"):
+        publish(default_index, "colorama", version)
+    project.write_matrix("ixparent", {"colorama": "==1.0"})
+    child = project.root / "matrices" / "ixchild.yaml"
+    child.write_text("schema: 1\ntarget: ixchild\nextends: ixparent.yaml\n")
+    assert project.run("lock", "ixchild").rc == 0
+    result = project.run("bump", "ixchild", "colorama", "--version", "1.1")
+    assert result.rc == 2 and "ixparent.yaml through `extends:`" in result.err, result.text
+    assert "==1.0" in (project.root / "matrices" / "ixparent.yaml").read_text()
