@@ -184,3 +184,21 @@ def test_offline_uses_the_branch_head_the_last_fetch_recorded(project, index_wit
     work.git("push", "-q", url, "main")
     offline = project.run("bump", "goff", "httpx", "--branch", "main", "--offline", "--dry-run")
     assert offline.rc == 0 and f"{first[:12]} -> {head[:12]}" in offline.err, offline.text
+
+
+def test_a_gate_reject_keeps_the_edits_writes_the_body_and_exits_1(project, index_with_httpx_deps, branchy_repo,
+                                                                  tmp_path, monkeypatch):
+    """A clean re-lock already obeys every rule, so the real gate rarely rejects right after one; the
+    verdict is forced here (a stand-in for a gate-only finding) to check what bump does with it."""
+    import envbuilder.bump.service as service
+
+    real = service.gate_change
+    monkeypatch.setattr(service, "gate_change", lambda *a: real(*a).model_copy(update={"verdict": "reject"}))
+    work, url, _ = branchy_repo
+    _locked(project, "grej", work.commits[0], url)
+    body = tmp_path / "reject.md"
+    result = project.run("bump", "grej", "httpx", "--branch", "main", "--body-file", str(body))
+    assert result.rc == 1, result.text
+    assert "the gate rejected this bump" in result.err and "do not open a pull request" in result.err
+    assert "**The gate rejected this bump: do not merge it as is.**" in body.read_text()
+    assert project.read_lock("grej").package("httpx").source.commit == work.commits[2]  # kept for review
