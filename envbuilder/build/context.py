@@ -21,14 +21,14 @@ from envbuilder.build.plan import BuildPlan, SourceBuild
 from envbuilder.errors import BadInput
 from envbuilder.quoting import requirements_text
 from envbuilder.lock import dumps
-from envbuilder.lock.model import Artifact, Lock, LockedPackage
+from envbuilder.lock.model import Artifact, BuildPackage, Lock, LockedPackage
 
 INDENT = "    "
 _SKIP_DIRS = {"__pycache__"}
 _SKIP_SUFFIXES = (".pyc", ".pyo")
 
 
-def pin_lines(pkg: LockedPackage, artifacts: Iterable[Artifact]) -> list[str]:
+def pin_lines(pkg: LockedPackage | BuildPackage, artifacts: Iterable[Artifact]) -> list[str]:
     """`name==version` with one --hash per artifact: the installer takes only these bytes."""
     hashes = [f"{INDENT}--hash=sha256:{a.sha256}" for a in sorted(artifacts)]
     head = requirements_text(f"{pkg.name}=={pkg.version}" + (f" ; {pkg.marker}" if pkg.marker else ""))
@@ -85,11 +85,9 @@ def stage_files(build: SourceBuild) -> dict[str, bytes]:
     if build.product == "binary":
         return {f"{base}/{name}": data for name, data in _fetch_files(build).items()}
     files = {f"{base}/source.txt": _text(source_line(build.package))}
-    if build.inputs or build.tools_hashed:
-        lines = [line for p in (*build.inputs, *build.tools_hashed) for line in pin_lines(p, p.artifacts)]
+    if build.inputs or build.tools:
+        lines = [line for p in (*build.inputs, *build.tools) for line in pin_lines(p, p.artifacts)]
         files[f"{base}/inputs.txt"] = _text(lines)
-    if build.tools_unhashed:
-        files[f"{base}/tools.txt"] = _text(build.tools_unhashed)
     return files
 
 

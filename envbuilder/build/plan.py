@@ -10,14 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from envbuilder.build import buildenv
 from envbuilder.build.layers import Layer, plan_layers
 from envbuilder.errors import BadInput
 from envbuilder.knowledge import BinaryRecipe, Knowledge
-from envbuilder.lock.model import Artifact, Lock, LockedPackage
+from envbuilder.lock.closure import dependency_name, import_closure
+from envbuilder.lock.model import Artifact, BuildPackage, Lock, LockedPackage
 from envbuilder.matrix import Target
 
 VENV = "/opt/venv"
@@ -27,10 +27,6 @@ IMAGE_HOME = "/opt/envbuilder"
 MANIFEST_PATH = f"{IMAGE_HOME}/image.json"
 PROJECT_DIR = f"{IMAGE_HOME}/project"
 LABEL_PREFIX = "io.envbuilder"
-
-#: PEP 517 tools a no-isolation build needs beside its ABI inputs; hashed when the lock has them.
-BUILD_TOOLS = ("setuptools", "wheel", "packaging", "ninja", "psutil")
-
 
 @dataclass(frozen=True)
 class SourceBuild:
@@ -47,8 +43,7 @@ class SourceBuild:
     env: tuple[tuple[str, str], ...]
     apt: tuple[str, ...] = ()
     inputs: tuple[LockedPackage, ...] = ()  # ABI inputs installed (hashed) into the build venv
-    tools_hashed: tuple[LockedPackage, ...] = ()
-    tools_unhashed: tuple[str, ...] = ()
+    tools: tuple[BuildPackage, ...] = ()  # its locked PEP 517 build requirements, installed by hash
     binary: BinaryRecipe | None = None
     cuda: bool = False
 
@@ -62,8 +57,9 @@ class SourceBuild:
 
     @property
     def isolated(self) -> bool:
-        """No ABI inputs: let the installer build in isolation with the sdist's own backend."""
-        return not self.inputs
+        """Only a lock made before build tools were locked: pip fetches the backend itself (unpinned).
+        Every other wheel build installs inputs and tools by hash and builds with --no-build-isolation."""
+        return not self.inputs and not self.tools
 
     @property
     def sdist(self) -> Artifact | None:
@@ -176,43 +172,23 @@ def _source_build(lock: Lock, target: Target, knowledge: Knowledge, pkg: LockedP
         recipe = _binary_recipe(target, knowledge, pkg, build.target)
         return SourceBuild(pkg, stage, "binary", tuple(sorted(env.items())), tuple(build.apt),
                            binary=recipe), notes
-    inputs = _closure(lock, [_dependency_name(r) for r in (pkg.build.requires if pkg.build else ())])
-    hashed, unhashed = _tools(lock, inputs)
+    # the ABI providers and everything they import (torch loads its nvidia-* libraries in setup.py)
+    inputs = import_closure(lock, [dependency_name(r) for r in (pkg.build.requires if pkg.build else ())])
     return SourceBuild(pkg, stage, "wheel", tuple(sorted(env.items())), tuple(build.apt) if build else (),
-                       inputs=inputs, tools_hashed=hashed, tools_unhashed=unhashed,
+                       inputs=inputs, tools=_tools(lock, pkg),
                        cuda=bool(cuda and pkg.build and pkg.build.cuda)), notes
 
 
-def _dependency_name(text: str) -> str:
-    try:
-        return Requirement(text).name
-    except InvalidRequirement:
-        return text.split(";")[0].split()[0]
-
-
-def _closure(lock: Lock, roots: list[str]) -> tuple[LockedPackage, ...]:
-    """The ABI providers and everything they need to import (torch needs its nvidia-* libraries
-    to load in setup.py), all from the lock, hashed."""
-    found: dict[str, LockedPackage] = {}
-    todo = list(roots)
-    while todo:
-        pkg = lock.package(todo.pop())
-        if pkg is None or canonicalize_name(pkg.name) in found or pkg.build is not None:
-            continue
-        found[canonicalize_name(pkg.name)] = pkg
-        todo += [_dependency_name(d) for d in pkg.dependencies]
-    return tuple(found[name] for name in sorted(found))
-
-
-def _tools(lock: Lock, inputs: tuple[LockedPackage, ...]) -> tuple[tuple[LockedPackage, ...], tuple[str, ...]]:
-    """Build tools for a no-isolation build: the locked copy when the lock has one."""
-    if not inputs:
-        return (), ()
-    have = {canonicalize_name(p.name) for p in inputs}
-    hashed = tuple(p for name in BUILD_TOOLS if (p := lock.package(name)) is not None and p.build is None
-                   and canonicalize_name(name) not in have)
-    have |= {canonicalize_name(p.name) for p in hashed}
-    return hashed, tuple(n for n in BUILD_TOOLS if canonicalize_name(n) not in have)
+def _tools(lock: Lock, pkg: LockedPackage) -> tuple[BuildPackage, ...]:
+    """The build requirements the lock resolved for this build (envbuilder.resolve.buildlock)."""
+    found = []
+    for pin in pkg.build.tools if pkg.build else ():
+        tool = lock.build_package(pin)
+        if tool is None:  # the lock's consistency check refuses this on read; a hand-built Lock may not
+            raise BadInput(f"lock {lock.target}: package {pkg.name!r}: build tool {pin!r} has no build-package "
+                           "entry; re-run `envbuilder lock`")
+        found.append(tool)
+    return tuple(found)
 
 
 def _serve_command(target: Target) -> str | None:
@@ -251,9 +227,9 @@ def make_plan(lock: Lock, target: Target, matrix_files: tuple[str, ...] = (),
         build, more = _source_build(lock, target, knowledge, pkg, cuda, arch)
         builds.append(build)
         notes += more
-        if build.tools_unhashed:
-            notes.append(f"{pkg.name}: build tools not in the lock, installed unhashed: "
-                         f"{', '.join(build.tools_unhashed)}")
+        if build.product == "wheel" and build.isolated:
+            notes.append(f"{pkg.name}: the lock has no build tools for it (locked by an older envbuilder): pip "
+                         "installs its build backend unpinned; run `envbuilder lock --refresh` to lock them")
     if target.toolchain.runtime_image:
         notes.append("toolchain.runtime_image is not used: the final stage keeps the base toolkit "
                      "(FlashInfer JIT-compiles with nvcc at run time)")

@@ -40,6 +40,8 @@ def _plan_text(plan: BuildPlan, tag: str, mode: str = "chain") -> str:
         roots = ", ".join(b.package.build.requires) if b.package.build and b.package.build.requires else ""
         inputs = f"{roots} + {len(b.inputs) - len(b.package.build.requires)} deps, hashed" if roots else "its sdist only"
         lines.append(f"stage       {b.stage}: {b.package.name} {b.package.version} -> {b.product} (inputs: {inputs})")
+        if b.tools:
+            lines.append(f"            build tools (locked, hashed): {', '.join(t.pin for t in b.tools)}")
     lines.append("stage       tool: envbuilder in /opt/envbuilder/tool (outside the locked venv)")
     lines.append("stage       installer, layer-N-*, python, runtime")
     lines += _layer_lines(plan, mode)

@@ -80,4 +80,28 @@ def diff_locks(base: Lock | None, head: Lock | None) -> list[Change]:
         elif not _same_bytes(a, b):
             changes.append(Change(package=b.name, kind="rebuilt", base=a.version, head=b.version,
                                   binary=a.is_binary or b.is_binary))
+        if a is not None and b is not None:
+            changes += _tool_changes(a, b)
     return changes
+
+
+def _tools(pkg: LockedPackage) -> dict[str, str]:
+    return dict(t.partition("==")[::2] for t in (pkg.build.tools if pkg.build else ()))
+
+
+def _tool_changes(a: LockedPackage, b: LockedPackage) -> list[Change]:
+    """A source build's locked build tools that moved: they go into the built product, so they are shown."""
+    old, new = _tools(a), _tools(b)
+    out = []
+    for tool in sorted(old.keys() | new.keys()):
+        before, after = old.get(tool), new.get(tool)
+        if before == after:
+            continue
+        label = f"{tool} (build tool of {b.name})"
+        if before is None or after is None:
+            kind: Kind = "added" if before is None else "removed"
+            out.append(Change(package=label, kind=kind, base=before, head=after, binary=False))
+        else:
+            out.append(Change(package=label, kind=_direction(before, after), base=before, head=after,
+                              level=level_of(before, after), binary=False))
+    return out

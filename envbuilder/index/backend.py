@@ -16,7 +16,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from packaging.utils import canonicalize_name
 
@@ -29,19 +29,42 @@ BUILD_PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 _HINT = "give static metadata for it in the matrix (`metadata: {requires_dist: [...]}`)"
 
 
-def install_build_env(env: Any, builder: Any) -> None:
-    """Install the PEP 517 build requirements (static, then the backend's own) into `env`."""
-    env.install(builder.build_system_requires)
-    env.install(builder.get_requires_for_build("wheel"))
+class BuildEnvInstaller(Protocol):
+    def install(self, python: str, requires: list[str]) -> Any: ...
+
+
+def install_build_env(env: Any, builder: Any, installer: BuildEnvInstaller) -> None:
+    """Install the PEP 517 build requirements into `env`, hashed (envbuilder.resolve.buildenv).
+
+    The static `[build-system].requires` first; then the backend's own `get_requires_for_build_wheel`
+    (it can only be asked once the backend imports), resolved together with the first set, which
+    is kept where it fits, so only what the backend added is installed in the second step."""
+    static = sorted(builder.build_system_requires)
+    installer.install(env.python_executable, static)
+    dynamic = sorted(set(builder.get_requires_for_build("wheel")) - set(static))
+    if dynamic:
+        installer.install(env.python_executable, static + dynamic)
+
+
+def hashed_installer(index_url: str | None, where: str) -> BuildEnvInstaller:
+    """The default: a client of `index_url` (the user's default index when None), the shared cache."""
+    from envbuilder.index.client import IndexClient
+    from envbuilder.index.config import default_index_url
+    from envbuilder.resolve.buildenv import HashedBuildEnv
+
+    return HashedBuildEnv(IndexClient({"pypi": index_url or default_index_url()}), where)
 
 
 def backend_metadata(source: Path, where: str, index_url: str | None,
-                     extra_env: dict[str, str] | None = None) -> str:
+                     extra_env: dict[str, str] | None = None, installer: BuildEnvInstaller | None = None) -> str:
     """METADATA from `source`'s build backend (`prepare_metadata_for_build_wheel`).
 
     `where` names the source in errors (an sdist file name, a URL at a commit); `extra_env` is
     set for the backend run (a git source's setuptools-scm needs none: it sees the commit itself).
+    `installer` installs the build requirements by hash (the index client passes one sharing its
+    cache and offline mode); without one, a client of `index_url` is made.
     """
+    installer = installer or hashed_installer(index_url, where)
     try:
         from build import BuildBackendException, ProjectBuilder
         from build.env import DefaultIsolatedEnv
@@ -55,7 +78,7 @@ def backend_metadata(source: Path, where: str, index_url: str | None,
         try:
             with DefaultIsolatedEnv() as env:
                 builder = ProjectBuilder.from_isolated_env(env, source)
-                install_build_env(env, builder)
+                install_build_env(env, builder, installer)
                 dist_info = Path(builder.metadata_path(Path(out)))
                 return (dist_info / "METADATA").read_text("utf-8")
         except BuildBackendException as exc:

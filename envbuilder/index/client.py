@@ -291,7 +291,7 @@ class IndexClient:
             version = str(file.version_or_none or "")
             try:
                 found = sdist_metadata(self.download(file), file.project, file.filename, version,
-                                       self.index_url(file.index))
+                                       self.index_url(file.index), self._build_env(file))
             except MetadataNotFound as exc:
                 raise Unreachable(f"{exc}; give static metadata for {file.project} in the matrix") from exc
             source = f"sdist-{found.origin}"
@@ -306,6 +306,12 @@ class IndexClient:
         meta = dataclasses.replace(meta, origin=found.origin, build_python=found.python)
         _check_identity(file, meta)
         return meta
+
+    def _build_env(self, file: FileInfo):
+        """The backend route's build environment: resolved through this client, installed by hash."""
+        from envbuilder.resolve.buildenv import HashedBuildEnv  # resolve builds on index: import late
+
+        return HashedBuildEnv(self, file.filename)
 
     def _metadata_bytes(self, file: FileInfo) -> tuple[bytes, str]:
         local = self.cache.lookup_file(file.sha256, file.filename) if file.sha256 else None

@@ -31,7 +31,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from envbuilder.errors import BadInput
-from envbuilder.index.backend import BUILD_PYTHON, backend_metadata, check_described
+from envbuilder.index.backend import BUILD_PYTHON, BuildEnvInstaller, backend_metadata, check_described
 from envbuilder.index.distmeta import MetadataNotFound, read_sdist_pkg_info
 from envbuilder.index.models import CoreMetadata
 
@@ -96,7 +96,7 @@ def pep621_metadata(pyproject: bytes, name: str, version: str, where: str) -> st
     declared = project.get("name")
     if not isinstance(declared, str) or canonicalize_name(declared) != canonicalize_name(name):
         raise BadInput(f"{where}: pyproject.toml [project] name is {declared!r}, expected {name!r}")
-    requires = _requirements(project.get("dependencies", []), where, "dependencies")
+    requires = requirement_list(project.get("dependencies", []), where, "dependencies")
     optional = project.get("optional-dependencies", {})
     if not isinstance(optional, dict):
         raise BadInput(f"{where}: pyproject.toml [project] optional-dependencies is not a table")
@@ -104,7 +104,7 @@ def pep621_metadata(pyproject: bytes, name: str, version: str, where: str) -> st
     for extra, reqs in optional.items():
         extra_name = canonicalize_name(str(extra))
         extras.append(extra_name)
-        for req in _requirements(reqs, where, f"optional-dependencies.{extra}"):
+        for req in requirement_list(reqs, where, f"optional-dependencies.{extra}"):
             parsed = Requirement(req)
             marker = f"({parsed.marker}) and " if parsed.marker else ""
             parsed.marker = None
@@ -115,18 +115,21 @@ def pep621_metadata(pyproject: bytes, name: str, version: str, where: str) -> st
     return core_metadata_text(declared, version, requires, python, extras)
 
 
-def _requirements(value: Any, where: str, key: str) -> list[str]:
+def requirement_list(value: Any, where: str, key: str, table: str = "project") -> list[str]:
+    """A pyproject.toml list of PEP 508 strings (`[table] key`), checked; BadInput naming it otherwise."""
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise BadInput(f"{where}: pyproject.toml [project] {key} is not a list of strings")
+        raise BadInput(f"{where}: pyproject.toml [{table}] {key} is not a list of strings")
     for text in value:
         try:
             Requirement(text)
         except InvalidRequirement as exc:
-            raise BadInput(f"{where}: pyproject.toml [project] {key}: invalid requirement {text!r}: {exc}") from None
+            raise BadInput(f"{where}: pyproject.toml [{table}] {key}: invalid requirement {text!r}: {exc}") from None
     return list(value)
 
 
-def sdist_metadata(path: Path, project: str, filename: str, version: str, index_url: str | None) -> SourceMetadata:
+
+def sdist_metadata(path: Path, project: str, filename: str, version: str, index_url: str | None,
+                   installer: BuildEnvInstaller | None = None) -> SourceMetadata:
     """The sdist's metadata by the first route that answers (module docstring)."""
     pkg_info = read_sdist_pkg_info(path, project, filename)
     try:
@@ -135,17 +138,17 @@ def sdist_metadata(path: Path, project: str, filename: str, version: str, index_
         meta = None
     if meta is not None and is_static_pkg_info(meta):
         return SourceMetadata(pkg_info.decode("utf-8", "replace"), "pkg-info")
-    pyproject = _read_member(path, filename, "pyproject.toml")
+    pyproject = read_member(path, filename, "pyproject.toml")
     if pyproject is not None:
         text = pep621_metadata(pyproject, project, version, filename)
         if text is not None:
             return SourceMetadata(text, "pyproject")
-    built = sdist_backend_metadata(path, filename, index_url)
+    built = sdist_backend_metadata(path, filename, index_url, installer)
     check_described(built, project, filename)
     return SourceMetadata(built, "backend", BUILD_PYTHON)
 
 
-def _read_member(path: Path, filename: str, name: str) -> bytes | None:
+def read_member(path: Path, filename: str, name: str) -> bytes | None:
     """`<top>/<name>` from the sdist, None if absent."""
     try:
         if filename.endswith(".zip"):
@@ -161,10 +164,12 @@ def _read_member(path: Path, filename: str, name: str) -> bytes | None:
         raise MetadataNotFound(f"{filename}: cannot read the sdist: {exc}") from exc
 
 
-def sdist_backend_metadata(path: Path, filename: str, index_url: str | None) -> str:
+def sdist_backend_metadata(path: Path, filename: str, index_url: str | None,
+                           installer: BuildEnvInstaller | None = None) -> str:
     """Unpack the sdist and ask its build backend (envbuilder.index.backend)."""
     with tempfile.TemporaryDirectory(prefix="envbuilder-sdist-") as tmp:
-        return backend_metadata(_extract(path, filename, Path(tmp) / "src"), filename, index_url)
+        return backend_metadata(_extract(path, filename, Path(tmp) / "src"), filename, index_url,
+                                installer=installer)
 
 
 def _extract(path: Path, filename: str, dest: Path) -> Path:

@@ -15,20 +15,32 @@ from envbuilder.lock.model import Lock
 def differences(locked: Lock, resolved: Lock) -> list[str]:
     """Every key whose value differs, as 'where: lock has X, the matrix resolves to Y'."""
     old, new = locked.to_dict(), resolved.to_dict()
-    old_packages = {p["name"]: p for p in old.pop("package")}
-    new_packages = {p["name"]: p for p in new.pop("package")}
-    lines = _diff(old, new, "")
-    for name in sorted(old_packages.keys() | new_packages.keys()):
-        a, b = old_packages.get(name), new_packages.get(name)
+    lines = []
+    for section, key in (("package", "name"), ("build-package", "pin")):
+        before = {_key(p, key): p for p in old.pop(section, [])}
+        after = {_key(p, key): p for p in new.pop(section, [])}
+        lines += _entries(section, before, after)
+    return _diff(old, new, "") + lines
+
+
+def _key(entry: dict[str, Any], key: str) -> str:
+    """Packages match by name; build packages by name==version (two builds may need two versions)."""
+    return entry["name"] if key == "name" else f"{entry['name']}=={entry['version']}"
+
+
+def _entries(section: str, old: dict[str, dict], new: dict[str, dict]) -> list[str]:
+    lines = []
+    for name in sorted(old.keys() | new.keys()):
+        a, b = old.get(name), new.get(name)
         if a is None:
-            lines.append(f"package {name} {b['version']}: the matrix resolves to it, the lock lacks it")
+            lines.append(f"{section} {name} {b['version']}: the matrix resolves to it, the lock lacks it")
         elif b is None:
-            lines.append(f"package {name} {a['version']}: in the lock, but the matrix does not resolve to it")
+            lines.append(f"{section} {name} {a['version']}: in the lock, but the matrix does not resolve to it")
         else:
             a, b = dict(a), dict(b)
             files_a = {f["file"]: f for f in a.pop("artifacts")}
             files_b = {f["file"]: f for f in b.pop("artifacts")}
-            where = f"package {name}"
+            where = f"{section} {name}"
             lines += _diff(a, b, where)
             for file in sorted(files_a.keys() | files_b.keys()):
                 lines += _diff(files_a.get(file), files_b.get(file), f"{where}, artifact {file}")

@@ -281,6 +281,9 @@ class BuildRecipe:
     cuda: CudaVersion | None = None
     requires: tuple[Pin, ...] = ()  # name==version of the build environment's ABI inputs
     inputs_digest: Annotated[Digest, Field(alias="inputs-digest")] = ""
+    # name==version of its PEP 517 build requirements (and no-isolation tools), each a `build-package`
+    # entry of the lock: installed by hash into the build environment, never resolved at build time
+    tools: tuple[Pin, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"inputs-digest": self.inputs_digest}
@@ -290,11 +293,14 @@ class BuildRecipe:
             out["cuda"] = self.cuda
         if self.requires:
             out["requires"] = list(self.requires)
+        if self.tools:
+            out["tools"] = sorted(self.tools)
         return out
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "BuildRecipe":
-        return cls(dict(d.get("env", {})), d.get("cuda"), tuple(d.get("requires", ())), d.get("inputs-digest", ""))
+        return cls(dict(d.get("env", {})), d.get("cuda"), tuple(d.get("requires", ())), d.get("inputs-digest", ""),
+                   tuple(d.get("tools", ())))
 
 
 @with_config(STRICT)
@@ -360,6 +366,47 @@ class LockedPackage:
 
 @with_config(STRICT)
 @dataclass(frozen=True)
+class IndexSource:
+    """A build package's source: always a named index (the wheels are hashed; no git, no sdist)."""
+
+    index: IndexName
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"index": self.index}
+
+
+@with_config(STRICT)
+@dataclass(frozen=True)
+class BuildPackage:
+    """A hashed wheel of a source build's build environment (envbuilder.resolve.buildreqs).
+
+    Resolved apart from the runtime closure (as pip and uv resolve build requirements), so it is a
+    section of its own: it never lands in the image's venv, and two builds may need two versions.
+    """
+
+    name: Name
+    version: VersionStr
+    source: IndexSource
+    artifacts: tuple[Artifact, ...] = ()
+
+    marker = None  # read by the requirements writers, like LockedPackage.marker: never conditional
+
+    @property
+    def pin(self) -> str:
+        return f"{self.name}=={self.version}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "version": self.version, "source": self.source.to_dict(),
+                "artifacts": [a.to_dict() for a in sorted(self.artifacts)]}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "BuildPackage":
+        return cls(d["name"], d["version"], IndexSource(d.get("source", {}).get("index", "")),
+                   tuple(Artifact.from_dict(a) for a in d.get("artifacts", ())))
+
+
+@with_config(STRICT)
+@dataclass(frozen=True)
 class Lock:
     target: Token
     matrix_digest: Annotated[Digest, Field(alias="matrix-digest")]
@@ -370,6 +417,11 @@ class Lock:
     packages: Annotated[tuple[LockedPackage, ...], Field(alias="package")]
     findings: tuple[Text, ...] = ()  # warnings the resolver accepted, recorded for review
     version: Annotated[Literal[1], Field(alias="lock-version")] = LOCK_VERSION  # io.loads rejects `true` (== 1) first
+    build_packages: Annotated[tuple[BuildPackage, ...], Field(alias="build-package")] = ()
+
+    def build_package(self, pin: str) -> BuildPackage | None:
+        """The build-package entry a recipe's `tools` pin names."""
+        return next((p for p in self.build_packages if p.pin == pin), None)
 
     def package(self, name: str) -> LockedPackage | None:
         key = canonicalize_name(name)
@@ -389,6 +441,8 @@ class Lock:
         if self.findings:
             body["findings"] = list(self.findings)
         body["package"] = [p.to_dict() for p in sorted(self.packages, key=lambda p: p.name)]
+        if self.build_packages:
+            body["build-package"] = [p.to_dict() for p in sorted(self.build_packages, key=lambda p: p.pin)]
         return body
 
     @property
@@ -410,10 +464,13 @@ class Lock:
             indexes=tuple(d.get("indexes", ())),
             packages=tuple(LockedPackage.from_dict(p) for p in d.get("package", ())),
             findings=tuple(d.get("findings", ())), version=d.get("lock-version", LOCK_VERSION),
+            build_packages=tuple(BuildPackage.from_dict(p) for p in d.get("build-package", ())),
         )
 
     def replace_packages(self, packages: tuple[LockedPackage, ...]) -> "Lock":
-        return replace(self, packages=packages)
+        """The lock with other packages; build packages that no recipe lists any more go with them."""
+        listed = {t for p in packages if p.build is not None for t in p.build.tools}
+        return replace(self, packages=packages, build_packages=tuple(b for b in self.build_packages if b.pin in listed))
 
 
 LOCK_SCHEMA: TypeAdapter[Lock] = TypeAdapter(Lock)
@@ -449,16 +506,48 @@ def consistency_problems(lock: Lock) -> list[Problem]:
             problems.append(((*where, "name"), f"{package.name!r} is locked twice (also package #{seen[package.name] + 1})"))
         seen.setdefault(package.name, i)
         problems += [((*where, "source", *key), message) for key, message in _source_problems(package.source, lock)]
-        for j, artifact in enumerate(package.artifacts):
-            try:
-                name, version = artifact.name_and_version()
-            except ValueError as exc:
-                problems.append(((*where, "artifacts", j, "file"), str(exc)))
-                continue
-            if canonicalize_name(name) != package.name or version != Version(package.version):
-                problems.append(((*where, "artifacts", j, "file"),
-                                 f"{artifact.filename!r} is a file of {name} {version}, not of "
-                                 f"{package.name} {package.version}"))
+        problems += _artifact_problems(package, where)
+    return problems + _build_package_problems(lock)
+
+
+def _artifact_problems(package: LockedPackage | BuildPackage, where: tuple) -> list[Problem]:
+    problems: list[Problem] = []
+    for j, artifact in enumerate(package.artifacts):
+        try:
+            name, version = artifact.name_and_version()
+        except ValueError as exc:
+            problems.append(((*where, "artifacts", j, "file"), str(exc)))
+            continue
+        if canonicalize_name(name) != package.name or version != Version(package.version):
+            problems.append(((*where, "artifacts", j, "file"),
+                             f"{artifact.filename!r} is a file of {name} {version}, not of "
+                             f"{package.name} {package.version}"))
+    return problems
+
+
+def _build_package_problems(lock: Lock) -> list[Problem]:
+    """Build packages: wheels from a named index, each once, each named by some recipe's `tools`."""
+    problems: list[Problem] = []
+    wanted = {pin: (i, j) for i, p in enumerate(lock.packages) if p.build is not None
+              for j, pin in enumerate(p.build.tools)}
+    seen: set[str] = set()
+    for i, package in enumerate(lock.build_packages):
+        where = ("build-package", i)
+        if package.pin in seen:
+            problems.append(((*where, "name"), f"{package.pin!r} is a build package twice"))
+        seen.add(package.pin)
+        if package.source.index not in lock.indexes:
+            problems.append(((*where, "source", "index"),
+                             f"{package.source.index!r} is not one of the lock's indexes {list(lock.indexes)}"))
+        if not package.artifacts or any(a.kind != "wheel" for a in package.artifacts):
+            problems.append(((*where, "artifacts"), "a build package is installed from hashed wheels only"))
+        problems += _artifact_problems(package, where)
+        if package.pin not in wanted:
+            problems.append(((*where, "name"), f"{package.pin!r} is no source build's tool (no recipe lists it)"))
+    for pin, (i, j) in wanted.items():
+        if pin not in seen:
+            problems.append((("package", i, "build", "tools", j),
+                             f"{pin!r} has no build-package entry with its hashes"))
     return problems
 
 

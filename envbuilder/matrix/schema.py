@@ -11,6 +11,7 @@ import re
 from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
 
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
@@ -120,6 +121,18 @@ class StaticMetadata(StrictModel):
     version: str | None = None
     requires_dist: tuple[str, ...] = ()
     requires_python: str | None = None
+    # the source's `[build-system].requires`, for a source that cannot be read (a git commit out of reach)
+    build_requires: tuple[str, ...] | None = None
+
+    @field_validator("build_requires")
+    @classmethod
+    def _pep508(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
+        for text in value or ():
+            try:
+                Requirement(text)
+            except InvalidRequirement as exc:
+                raise ValueError(f"not a PEP 508 requirement: {text!r} ({exc})") from None
+        return value
 
 
 class Build(StrictModel):

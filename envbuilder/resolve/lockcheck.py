@@ -22,6 +22,7 @@ from envbuilder.lock import Lock, lock_path, read_lock
 from envbuilder.lock.compare import differences
 from envbuilder.matrix import Target
 from envbuilder.resolve.hooks import default_hook
+from envbuilder.resolve.buildlock import preferred_tools
 from envbuilder.resolve.locker import (LockOptions, client_for, knowledge_for, preferred_pins, resolve_lock,
                                        stale_reasons)
 
@@ -44,7 +45,8 @@ def check_target(target: Target, root: Path, online: bool = False) -> CheckRepor
     with client_for(target, offline=not online, **options) as client:
         try:
             resolved, findings = resolve_lock(target, client, knowledge, default_hook(target, knowledge),
-                                              preferred_pins(lock, LockOptions()), link=_has_linkage(lock))
+                                              preferred_pins(lock, LockOptions()), link=_has_linkage(lock),
+                                              tools=preferred_tools(lock))
         except MissingFromCache as exc:
             raise Unreachable(f"{path}: cannot re-resolve offline to check its content: {exc}; "
                               "or run `envbuilder lock --check --online`") from None

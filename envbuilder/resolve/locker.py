@@ -22,6 +22,7 @@ from envbuilder.knowledge import Knowledge
 from envbuilder.lock import Lock, dumps, loads, lock_path, read_lock, write_lock
 from envbuilder.lock.io import check_indexes, read_text
 from envbuilder.matrix import Target
+from envbuilder.resolve.buildlock import ToolPins, lock_build_tools, preferred_tools
 from envbuilder.resolve.hooks import ResolverHook, default_hook
 from envbuilder.resolve.lockbuild import build_lock
 from envbuilder.resolve.prefetch import PrefetchingFinder
@@ -85,7 +86,7 @@ def lock_target(target: Target, root: Path, options: LockOptions, knowledge: Kno
         return LockResult(target.name, path, previous, changed=False, resolved=False)
     with client_for(target, options.offline, cache) as client:
         lock, findings = resolve_lock(target, client, knowledge, hook, preferred_pins(previous, options),
-                                      options.link)
+                                      options.link, preferred_tools(previous, options.upgrade_packages, options.upgrade))
     _refuse_errors(lock, findings)
     return LockResult(target.name, path, lock, write_lock(lock, path), replaced=unreadable)
 
@@ -97,7 +98,8 @@ def client_for(target: Target, offline: bool, cache: Cache | None = None, **kwar
 
 
 def resolve_lock(target: Target, client: IndexClient, knowledge: Knowledge, hook: ResolverHook,
-                 preferred: dict[str, str], link: bool = False) -> tuple[Lock, list]:
+                 preferred: dict[str, str], link: bool = False,
+                 tools: ToolPins | None = None) -> tuple[Lock, list]:
     """The lock the matrix resolves to through `client` (pins preferred), and the rules' findings.
 
     `lock` writes it; `lock --check` compares it with the committed lock."""
@@ -110,9 +112,10 @@ def resolve_lock(target: Target, client: IndexClient, knowledge: Knowledge, hook
         if linkage is not None:
             resolution = linkage[0]
         sizes = _sizes(client, resolution)
+        lock, findings = build_lock(resolution, knowledge, hook, sizes)
+        lock = lock_build_tools(lock, resolution, client, tools)
     except MissingFromCache:
         raise client.missing_from_cache() or MissingFromCache(["(unknown)"]) from None
-    lock, findings = build_lock(resolution, knowledge, hook, sizes)
     if linkage is not None:
         lock = _record_linkage(lock, linkage[1])
     return lock, findings

@@ -35,7 +35,8 @@ from envbuilder.build.render import dockerfile as render_dockerfile
 from envbuilder.errors import BadInput
 from envbuilder.lock import io
 from envbuilder.export import export
-from envbuilder.lock.model import Artifact, BuildRecipe, Facets, Lock, LockedPackage, Source
+from envbuilder.lock.model import (Artifact, BuildPackage, BuildRecipe, Facets, IndexSource, Lock, LockedPackage,
+                                   Source)
 from envbuilder.matrix import load_target
 from tests.export.helpers import environment_for
 from tests.support.dists import make_sdist, make_wheel
@@ -128,7 +129,8 @@ def base(index_server, index_client, tmp_path: Path) -> tuple[dict, object, dict
     alpha = make_wheel("alpha", "1.0", requires_dist=["beta>=2"])
     beta = [make_wheel("beta", "2.0"), make_sdist("beta", "2.0")]
     gamma = make_sdist("gamma", "0.5")
-    for dist in (alpha, *beta, gamma):
+    tool = make_wheel("tool", "3.0")
+    for dist in (alpha, *beta, gamma, tool):
         index_server.add(dist)
     art = lambda d: Artifact(d.filename, d.sha256, d.size, "wheel" if d.filename.endswith(".whl") else "sdist")  # noqa: E731
     lock = Lock(
@@ -146,13 +148,14 @@ def base(index_server, index_client, tmp_path: Path) -> tuple[dict, object, dict
             LockedPackage("beta", "2.0", Source(index="pypi"), tuple(art(d) for d in beta)),
             LockedPackage("gamma", "0.5", Source(index="pypi"), (art(gamma),), ("alpha==1.0",),
                           build=BuildRecipe({"DEMO_FLAG": "a b", "CMAKE_ARGS": "-DX=ON"}, "12.8", ("alpha==1.0",),
-                                            "sha256:" + "3" * 64)),
+                                            "sha256:" + "3" * 64, ("tool==3.0",))),
             LockedPackage("engine", "0.5.9+g1", Source(git="https://example.invalid/engine.git", commit="d" * 40, tree="e" * 40,
                                                        subdirectory="python"),
                           build=BuildRecipe({"SETUPTOOLS_SCM_PRETEND_VERSION": "0.5.9+g1"}, None, (),
                                             "sha256:" + "4" * 64)),
         ),
         findings=("warning alpha [rule]: a note with a URL (https://example.invalid/1)",),
+        build_packages=(BuildPackage("tool", "3.0", IndexSource("pypi"), (replace(art(tool), linkage="sha256:" + "7" * 64),)),),
     )
     (tmp_path / "matrices").mkdir()
     (tmp_path / "matrices" / "demo.yaml").write_text(MATRIX)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from envbuilder.index.buildsystem import build_system_requires
 from envbuilder.index.cache import Cache
 from envbuilder.index.models import CoreMetadata
 from envbuilder.index.sourcemeta import pep621_metadata
@@ -56,6 +57,8 @@ def index_with_httpx_deps(default_index):
     for name in ("anyio", "certifi", "idna", "sniffio"):
         publish(default_index, name, "4.0" if name == "anyio" else "1.3")
     publish(default_index, "httpcore", "1.0.9")
+    for name, version in (("hatchling", "1.27.0"), ("hatch-fancy-pypi-readme", "24.1.0")):  # its [build-system]
+        publish(default_index, name, version)
     return default_index
 
 
@@ -73,6 +76,7 @@ def test_git_source_locks_what_its_commit_declares_and_follows_a_dependency_chan
     httpx = project.read_lock("gitmeta").package("httpx")
     assert httpx.metadata_from == "pyproject" and set(httpx.dependencies) == HTTPX_DEPS
     assert httpx.source.commit == first and httpx.source.tree == work.git("rev-parse", f"{first}^{{tree}}")
+    assert httpx.build.tools == ("hatch-fancy-pypi-readme==24.1.0", "hatchling==1.27.0")  # read from the commit
 
     # the partial clone holds the commit's trees and the one blob it read, not the project's files
     clone = Cache().git_dir(url)
@@ -135,3 +139,4 @@ def test_sglang_source_says_what_blackwell_sm120_main_overrides():
     base = {r for r in source.requires_dist if "extra ==" not in r}
     assert base == set(override.requires_dist)
     assert source.requires_python == override.requires_python
+    assert override.build_requires == build_system_requires(data, sdist.name)

@@ -70,7 +70,8 @@ def test_sdist_static_metadata_from_the_matrix_needs_no_download(project, defaul
     default_index.add(make_wheel("fa", "2.8.3", tags=CP312_28))  # a wheel that `from: sdist` must not take
     publish(default_index, "einops", "0.8.0")
     project.write_matrix("src", {"fa": {"version": "==2.8.3", "build": {"from": "sdist", "env": {"ARCHS": "120"}},
-                                        "metadata": {"requires_dist": ["einops"]}}})
+                                        "metadata": {"requires_dist": ["einops"],
+                                                     "build_requires": ["setuptools>=40.8.0"]}}})
     result = project.run("lock", "src")
     assert result.rc == 0, result.text
     assert default_index.requests(sdist.filename) == []  # not one byte of the sdist body
@@ -80,6 +81,7 @@ def test_sdist_static_metadata_from_the_matrix_needs_no_download(project, defaul
         sdist.filename, "sdist", sdist.sha256, sdist.size)
     assert fa.dependencies == ("einops",)
     assert fa.build is not None and fa.build.env == {"ARCHS": "120"} and fa.build.inputs_digest.startswith("sha256:")
+    assert fa.build.tools == ("setuptools==75.0.0",)  # the override's build requirements, resolved by hash
 
 
 def test_sdist_with_static_pkg_info(project, default_index):

@@ -21,9 +21,11 @@ import pytest
 from envbuilder.index import Cache, IndexClient
 from tests.support.gitrepo import Content, GitRepo
 from tests.support.gitrepo import make_git_repo as _make_git_repo
+from tests.support.dists import make_wheel
 from tests.support.index_server import IndexServer
 
 FAST_RETRY = {"retries": 2, "backoff": 0.01}
+DEFAULT_SETUPTOOLS = "75.0.0"  # the setuptools every test index serves (a test may publish newer ones)
 
 
 @pytest.fixture(autouse=True)
@@ -47,6 +49,9 @@ def default_index(index_server: IndexServer, monkeypatch: pytest.MonkeyPatch) ->
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("ENVBUILDER_HTTP_RETRIES", str(FAST_RETRY["retries"]))
     monkeypatch.setenv("ENVBUILDER_HTTP_BACKOFF", str(FAST_RETRY["backoff"]))
+    # as every real index does, it serves setuptools: PEP 518's default build requirement, which the
+    # lock resolves and hashes for any source build that declares no build system (a test may publish others)
+    index_server.add(make_wheel("setuptools", DEFAULT_SETUPTOOLS))
     return index_server
 
 
