@@ -530,6 +530,9 @@ def _build_package_problems(lock: Lock) -> list[Problem]:
     problems: list[Problem] = []
     wanted = {pin: (i, j) for i, p in enumerate(lock.packages) if p.build is not None
               for j, pin in enumerate(p.build.tools)}
+    entries = {p.pin for p in lock.build_packages}
+    problems += [(("package", i, "build", "tools", j), f"{pin!r} has no build-package entry with its hashes")
+                 for pin, (i, j) in wanted.items() if pin not in entries]
     seen: set[str] = set()
     for i, package in enumerate(lock.build_packages):
         where = ("build-package", i)
@@ -544,10 +547,6 @@ def _build_package_problems(lock: Lock) -> list[Problem]:
         problems += _artifact_problems(package, where)
         if package.pin not in wanted:
             problems.append(((*where, "name"), f"{package.pin!r} is no source build's tool (no recipe lists it)"))
-    for pin, (i, j) in wanted.items():
-        if pin not in seen:
-            problems.append((("package", i, "build", "tools", j),
-                             f"{pin!r} has no build-package entry with its hashes"))
     return problems
 
 

@@ -41,6 +41,8 @@ def stack_index(default_index):
     default_index.add(make_sdist("flash_attn", "2.8.3", requires_dist=["torch", "einops"]))
     default_index.add(make_wheel("flash_attn", FA_WHEEL_VERSION, requires_dist=["torch", "einops"], tags=CP312),
                       project="flash-attn")
+    for tool in ("wheel", "packaging", "ninja", "psutil"):  # what a no-isolation torch-extension build imports
+        default_index.add(make_wheel(tool, "1.0"))
     return default_index
 
 
@@ -51,6 +53,7 @@ def test_resolver_takes_the_source_build_when_the_prebuilt_wheel_needs_torch_28(
     fa = project.read_lock("sm120-mini").package("flash-attn")
     assert [a.kind for a in fa.artifacts] == ["sdist"]
     assert fa.facets is not None and fa.facets.evidence == "build" and fa.facets.torch == "2.9"
+    assert fa.build.tools == ("ninja==1.0", "packaging==1.0", "psutil==1.0", "setuptools==75.0.0", "wheel==1.0")
 
 
 def test_only_the_prebuilt_wheel_allowed_fails_naming_the_torch_facet(project, stack_index):
