@@ -14,7 +14,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -32,6 +32,8 @@ _HINT = "give static metadata for it in the matrix (`metadata: {requires_dist: [
 class BuildEnvInstaller(Protocol):
     def install(self, python: str, requires: list[str]) -> Any: ...
 
+    def close(self) -> None: ...
+
 
 def install_build_env(env: Any, builder: Any, installer: BuildEnvInstaller) -> None:
     """Install the PEP 517 build requirements into `env`, hashed (envbuilder.resolve.buildenv).
@@ -46,13 +48,15 @@ def install_build_env(env: Any, builder: Any, installer: BuildEnvInstaller) -> N
         installer.install(env.python_executable, static + dynamic)
 
 
-def hashed_installer(index_url: str | None, where: str) -> BuildEnvInstaller:
-    """The default: a client of `index_url` (the user's default index when None), the shared cache."""
+def hashed_installer(index_url: str | None, where: str, cache: Any = None, offline: bool = False) -> BuildEnvInstaller:
+    """A client of `index_url` (the user's default index when None) over `cache` (the default cache
+    when None), offline when the lock is: the build environment then comes from cached wheels only."""
     from envbuilder.index.client import IndexClient
     from envbuilder.index.config import default_index_url
     from envbuilder.resolve.buildenv import HashedBuildEnv
 
-    return HashedBuildEnv(IndexClient({"pypi": index_url or default_index_url()}), where)
+    client = IndexClient({"pypi": index_url or default_index_url()}, cache=cache, offline=offline)
+    return HashedBuildEnv(client, where, owns_client=True)
 
 
 def backend_metadata(source: Path, where: str, index_url: str | None,
@@ -64,7 +68,9 @@ def backend_metadata(source: Path, where: str, index_url: str | None,
     `installer` installs the build requirements by hash (the index client passes one sharing its
     cache and offline mode); without one, a client of `index_url` is made.
     """
-    installer = installer or hashed_installer(index_url, where)
+    if installer is None:
+        with closing(hashed_installer(index_url, where)) as made:
+            return backend_metadata(source, where, index_url, extra_env, made)
     try:
         from build import BuildBackendException, ProjectBuilder
         from build.env import DefaultIsolatedEnv

@@ -15,9 +15,10 @@ import dataclasses
 import hashlib
 import json
 import tempfile
+from contextlib import closing
 from pathlib import Path
 
-from envbuilder.index.backend import BUILD_PYTHON, backend_metadata, check_described
+from envbuilder.index.backend import BUILD_PYTHON, backend_metadata, check_described, hashed_installer
 from envbuilder.index.git import GitSources
 from envbuilder.index.gitcheckout import checkout
 from envbuilder.index.sourcemeta import SourceMetadata
@@ -39,7 +40,8 @@ def git_backend_metadata(sources: GitSources, project: str, url: str, commit: st
     where = f"{url} at {commit}" + (f" (subdirectory {subdirectory})" if subdirectory else "")
     with tempfile.TemporaryDirectory(prefix="envbuilder-git-") as tmp:
         with checkout(sources, url, commit, subdirectory, Path(tmp) / "tree") as source:
-            text = backend_metadata(source, where, index_url)
+            with closing(hashed_installer(index_url, where, sources.cache, sources.offline)) as installer:
+                text = backend_metadata(source, where, index_url, installer=installer)
     check_described(text, project, where)
     found = SourceMetadata(text, "backend", BUILD_PYTHON)
     sources.cache.write_metadata(key, json.dumps(dataclasses.asdict(found)).encode(), "git-backend")

@@ -45,9 +45,14 @@ class HashedBuildEnv:
     `installed` keeps the last set, so a second call (the backend's dynamic requirements) resolves
     the union with the first set preferred and installs only what is new."""
 
-    def __init__(self, client: IndexClient, where: str):
-        self.client, self.where = client, where
+    def __init__(self, client: IndexClient, where: str, owns_client: bool = False):
+        self.client, self.where, self.owns_client = client, where, owns_client
         self.installed: dict[str, str] = {}
+
+    def close(self) -> None:
+        """Close the client when it was made for this environment (the lock's own client stays open)."""
+        if self.owns_client:
+            self.client.close()
 
     def install(self, python: str, requires: list[str]) -> tuple[Candidate, ...]:
         request = BuildRequest(f"the build environment of {self.where}", tuple(sorted(requires)),
