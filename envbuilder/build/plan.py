@@ -227,9 +227,10 @@ def make_plan(lock: Lock, target: Target, matrix_files: tuple[str, ...] = (),
         build, more = _source_build(lock, target, knowledge, pkg, cuda, arch)
         builds.append(build)
         notes += more
-        if build.product == "wheel" and build.isolated:
-            notes.append(f"{pkg.name}: the lock has no build tools for it (locked by an older envbuilder): pip "
-                         "installs its build backend unpinned; run `envbuilder lock --refresh` to lock them")
+        if build.product == "wheel" and not build.tools:
+            how = "pip installs its build backend unpinned" if build.isolated else "the build has only its ABI inputs"
+            notes.append(f"{pkg.name}: the lock has no build tools for it (locked by an older envbuilder): {how}; "
+                         "run `envbuilder lock --refresh` to lock them")
     if target.toolchain.runtime_image:
         notes.append("toolchain.runtime_image is not used: the final stage keeps the base toolkit "
                      "(FlashInfer JIT-compiles with nvcc at run time)")
