@@ -121,9 +121,10 @@ def real_dist(name: str, filename: str) -> BuiltDist:
 def publish(server: IndexServer, lock: Lock, base: Lock | None = None) -> Lock:
     """`lock` with every file the base does not lock made real: built, served by `server`, and
     recorded with its real sha256 and size (what a re-lock against that index writes)."""
-    known = {(a.filename, a.sha256, a.size) for p in (base.packages if base else ()) for a in p.artifacts}
-    packages = []
-    for package in lock.packages:
+    before = (*base.packages, *base.build_packages) if base else ()
+    known = {(a.filename, a.sha256, a.size) for p in before for a in p.artifacts}
+
+    def made_real(package):
         artifacts = []
         for artifact in package.artifacts:
             if (artifact.filename, artifact.sha256, artifact.size) not in known:
@@ -131,8 +132,9 @@ def publish(server: IndexServer, lock: Lock, base: Lock | None = None) -> Lock:
                 server.add(dist, project=package.name)
                 artifact = replace(artifact, sha256=dist.sha256, size=dist.size)
             artifacts.append(artifact)
-        packages.append(replace(package, artifacts=tuple(artifacts)))
-    return relocked(lock.replace_packages(tuple(packages)))
+        return replace(package, artifacts=tuple(artifacts))
+    tools = tuple(made_real(p) for p in lock.build_packages)  # the build tools' wheels too
+    return relocked(replace(lock.replace_packages(tuple(made_real(p) for p in lock.packages)), build_packages=tools))
 
 
 def relocked(lock: Lock) -> Lock:

@@ -200,7 +200,7 @@ def test_a_target_the_change_adds_has_every_file_checked(project, base_lock, pub
     assert {(f["package"], f["rule"]) for f in added["findings"] if f["severity"] == "error"} == \
         {("tqdm", "artifact-hash-mismatch")}
     asked = {r.path.split("/")[2] for r in default_index.requests() if r.path.startswith("/simple/")}
-    assert asked == {p.name for p in head.packages if p.artifacts}
+    assert asked == {p.name for p in (*head.packages, *head.build_packages) if p.artifacts}  # build tools too
     removed = next(t for t in result["targets"] if t["target"] == TARGET)
     assert removed["head"] is None and [f["rule"] for f in removed["findings"]] == ["target-removed"]
 

@@ -74,9 +74,13 @@ def test_tools_are_kept_on_relock_and_a_moved_tool_shows_in_check_and_gate(proje
 
     (tool,) = head.build_packages  # a lock whose tool's hash lies: `lock --check` names it
     forged = replace(head, build_packages=(replace(tool, artifacts=(replace(tool.artifacts[0], sha256="0" * 64),)),))
+    honest = tmp_path / "head.lock.toml"
+    honest.write_bytes(project.lock_bytes("fa"))
     project.lock_path("fa").write_text(io.dumps(forged))
     check = project.run("lock", "fa", "--check", "--online")
     assert check.rc == 1 and "build-package flit-core==3.12.0, artifact" in check.text, check.text
+    gate = project.run("gate", "--base", str(honest), "--head", str(project.lock_path("fa")))
+    assert gate.rc == 1 and "artifact-replaced" in gate.out and "flit_core-3.12.0" in gate.out, gate.text
 
 
 def test_a_build_requirement_without_a_wheel_is_refused(project, default_index):

@@ -27,10 +27,11 @@ class LockedFile:
 
 
 def files_of(lock: Lock | None) -> list[LockedFile]:
+    """Every file the lock pins: the packages' and the build tools' (`[[build-package]]`) alike."""
     if lock is None:
         return []
     return [LockedFile(p.name, p.version, p.source.index, a.filename, a.sha256, a.size)
-            for p in lock.packages for a in p.artifacts]
+            for p in (*lock.packages, *lock.build_packages) for a in p.artifacts]
 
 
 def new_files(ctx: GateContext) -> list[LockedFile]:
