@@ -290,8 +290,9 @@ class IndexClient:
         if found is None:
             version = str(file.version_or_none or "")
             try:
-                found = sdist_metadata(self.download(file), file.project, file.filename, version,
-                                       self.index_url(file.index), self._build_env(file))
+                with contextlib.closing(self._build_env(file)) as build_env:
+                    found = sdist_metadata(self.download(file), file.project, file.filename, version,
+                                           self.index_url(file.index), build_env)
             except MetadataNotFound as exc:
                 raise Unreachable(f"{exc}; give static metadata for {file.project} in the matrix") from exc
             source = f"sdist-{found.origin}"
@@ -308,10 +309,12 @@ class IndexClient:
         return meta
 
     def _build_env(self, file: FileInfo):
-        """The backend route's build environment: resolved through this client, installed by hash."""
+        """The backend route's build environment, installed by hash: resolved through a client of the
+        same indexes, cache and offline mode, with a pool of its own (this lookup may hold one of ours)."""
         from envbuilder.resolve.buildenv import HashedBuildEnv  # resolve builds on index: import late
 
-        return HashedBuildEnv(self, file.filename)
+        client = IndexClient(self.indexes, cache=self.cache, offline=self.offline, max_workers=4)
+        return HashedBuildEnv(client, file.filename, owns_client=True)
 
     def _metadata_bytes(self, file: FileInfo) -> tuple[bytes, str]:
         local = self.cache.lookup_file(file.sha256, file.filename) if file.sha256 else None

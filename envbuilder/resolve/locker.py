@@ -114,8 +114,8 @@ def resolve_lock(target: Target, client: IndexClient, knowledge: Knowledge, hook
         sizes = _sizes(client, resolution)
         lock, findings = build_lock(resolution, knowledge, hook, sizes)
         lock = lock_build_tools(lock, resolution, client, tools)
-    except MissingFromCache:
-        raise client.missing_from_cache() or MissingFromCache(["(unknown)"]) from None
+    except MissingFromCache as exc:  # every miss of this client, else the one raised (a build env's own client)
+        raise client.missing_from_cache() or exc from None
     if linkage is not None:
         lock = _record_linkage(lock, linkage[1])
     return lock, findings
