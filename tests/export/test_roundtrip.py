@@ -135,7 +135,8 @@ def pure_python_subset(lock_file: Path, out: Path) -> Path:
     pure = tuple(p for p in lock.packages if p.build is None and p.source.git is None and p.artifacts
                  and all(a.filename.endswith("-none-any.whl") for a in p.artifacts))
     assert len(pure) >= 20, "the GPU target should have a substantial pure-Python part"
-    write_lock(replace(lock, packages=pure), out)
+    # No source build is kept, so no build tool either: the lock refuses a tool no recipe lists.
+    write_lock(replace(lock, packages=pure, build_packages=()), out)
     return out
 
 
